@@ -10,6 +10,7 @@
 #ifndef GRID_NUMERICS_H_
 #define GRID_NUMERICS_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -32,11 +33,16 @@ inline constexpr int kMaxFanIn = 65535;
 absl::StatusOr<uint8_t> BlockExponent(absl::Span<const float> block);
 
 // ceil(log2(fan_in)): the headroom bits the scale leaves.
-int HeadroomBits(int fan_in);
+constexpr int HeadroomBits(int fan_in) {
+  return fan_in <= 1 ? 0 : std::bit_width(static_cast<unsigned>(fan_in - 1));
+}
 
 // Each element is quantized as round(x * 2^shift): the largest shift that keeps
-// |q| <= 2^(30 - HeadroomBits(fan_in)). Range: [-114, 157].
-int ScaleShift(uint8_t exponent, int fan_in);
+// |q| <= 2^(30 - HeadroomBits(fan_in)), given |x| < 2^(exponent - 127).
+// Range: [-114, 157].
+constexpr int ScaleShift(uint8_t exponent, int fan_in) {
+  return 30 - HeadroomBits(fan_in) - (int{exponent} - kExponentBias);
+}
 
 // The quantization step 2^-shift, i.e. the value of one integer unit.
 double QuantizationStep(uint8_t exponent, int fan_in);

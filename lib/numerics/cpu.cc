@@ -1,5 +1,3 @@
-#include <cmath>
-
 #include "numerics/kernels.h"
 
 #if defined(__x86_64__)
@@ -26,19 +24,12 @@ Features Detect() {
   return f;
 }
 
-const Features& Cpu() {
-  static const Features features = Detect();
-  return features;
-}
+// Detected once, when the library loads, so the per-call check is a load.
+const Features kCpu = Detect();
 
 }  // namespace
 
-bool HaveAvx2() { return Cpu().avx2; }
-bool HaveF16c() { return Cpu().f16c; }
-
-Pow2 SplitPow2(int shift) {
-  const int first = shift / 2;
-  return {std::ldexp(1.0f, first), std::ldexp(1.0f, shift - first)};
-}
+bool HaveAvx2() { return kCpu.avx2; }
+bool HaveF16c() { return kCpu.f16c; }
 
 }  // namespace grid::numerics::internal

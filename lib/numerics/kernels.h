@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace grid::numerics::internal {
 
@@ -17,7 +18,20 @@ struct Pow2 {
   float first;
   float second;
 };
-Pow2 SplitPow2(int shift);
+
+// 2^k as a float, for k in [-126, 127], built from the exponent bits (ldexp
+// costs more than the 64-element kernels it would set up).
+inline float Pow2Float(int k) {
+  const uint32_t bits = static_cast<uint32_t>(k + 127) << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+inline Pow2 SplitPow2(int shift) {
+  const int first = shift / 2;
+  return {Pow2Float(first), Pow2Float(shift - first)};
+}
 
 // Which CPU paths exist at run time.
 bool HaveAvx2();

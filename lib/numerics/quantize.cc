@@ -118,7 +118,7 @@ struct QuantizeArgs {
 absl::StatusOr<QuantizeArgs> PrepareQuantize(uint8_t exponent, int fan_in) {
   if (absl::Status s = CheckFanIn(fan_in); !s.ok()) return s;
   return QuantizeArgs{internal::SplitPow2(ScaleShift(exponent, fan_in)),
-                      std::ldexp(1.0f, 30 - HeadroomBits(fan_in))};
+                      internal::Pow2Float(30 - HeadroomBits(fan_in))};
 }
 
 absl::Status QuantizeImpl(absl::Span<const float> in, uint8_t exponent, int fan_in, bool network,
@@ -161,17 +161,6 @@ absl::StatusOr<uint8_t> BlockExponent(absl::Span<const float> block) {
   // For a normal max m with biased exponent field f, m < 2^(f + 1 - 127); a
   // subnormal max (f = 0) is below 2^-126 (exponent 1).
   return static_cast<uint8_t>(max_abs == 0 ? 0 : (max_abs >> 23) + 1);
-}
-
-int HeadroomBits(int fan_in) {
-  int bits = 0;
-  while (bits < 31 && (int64_t{1} << bits) < fan_in) ++bits;
-  return bits;
-}
-
-int ScaleShift(uint8_t exponent, int fan_in) {
-  // |x| < 2^(e-127) and |x| * 2^shift <= 2^(30-B)  =>  shift = 30 - B - (e - 127).
-  return 30 - HeadroomBits(fan_in) - (int{exponent} - kExponentBias);
 }
 
 double QuantizationStep(uint8_t exponent, int fan_in) {

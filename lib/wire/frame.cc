@@ -30,12 +30,16 @@ uint32_t Load32(const uint8_t* p) {
   return NetToHost32(v);
 }
 
-// One's-complement sum of the 20-byte header's big-endian 16-bit words.
+// One's-complement sum of the 20-byte header's 16-bit words, in network
+// order. The sum is byte-order independent (RFC 1071), so native words are
+// summed and the result swapped once.
 uint32_t SumIpv4Words(const uint8_t* ip) {
-  uint32_t sum = 0;
-  for (size_t i = 0; i < sizeof(Ipv4Header); i += 2) sum += Load16(ip + i);
+  uint32_t words[5];
+  std::memcpy(words, ip, sizeof(words));
+  uint64_t sum = 0;
+  for (uint32_t w : words) sum += w;
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return sum;
+  return NetToHost16(static_cast<uint16_t>(sum));
 }
 
 inline WireError Fail(WireError e, uint64_t value, uint64_t* bad_value) {

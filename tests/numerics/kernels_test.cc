@@ -83,7 +83,7 @@ TEST_F(SimdParity, QuantizeAndDequantize) {
         std::vector<float> fa(n), fb(n);
         ASSERT_EQ(DequantizeScalar(a.data(), n, network, back, fa.data()),
                   DequantizeAvx2(a.data(), n, network, back, fb.data()));
-        ASSERT_EQ(0, std::memcmp(fa.data(), fb.data(), n * 4));
+        ASSERT_TRUE(n == 0 || std::memcmp(fa.data(), fb.data(), n * 4) == 0);
       }
     }
   }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs, with apt, whatever the build, the tests and the demo need on Debian
+# 12 and is not installed yet. Idempotent: with everything present it only checks.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  clang-14 libclang-rt-14-dev            # sanitizer and libFuzzer builds
+  libdpdk-dev                            # transports, grid-switch
+  libabsl-dev                            # Status, StatusOr, Span, strings
+  libgtest-dev libgmock-dev libbenchmark-dev
+  coinor-libclp-dev                      # the GRID planner's LP
+  nlohmann-json3-dev                     # topology and plan files
+  libibverbs-dev                         # the optional RDMA transport
+  gnuplot-nox                            # grid-sim plots
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite, twice:
+#   1. clang with ASan+UBSan and the libFuzzer targets (each fuzzer runs briefly),
+#   2. the release build (RelWithDebInfo), whose ctest summary ends the output.
+# --quick runs only the release build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+scripts/install-deps.sh
+
+if [ "${1:-}" != "--quick" ]; then
+  cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DGRID_SANITIZE=address,undefined -DGRID_FUZZ=ON
+  cmake --build build/asan -j "$jobs"
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+fi
+
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
