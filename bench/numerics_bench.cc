@@ -185,11 +185,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
       if (run.error_occurred) continue;
+      // With --benchmark_repetitions the median wins; it is reported after
+      // the repetitions it summarizes.
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (run.run_type == Run::RT_Aggregate && !median) continue;
       auto it = run.counters.find("bytes_per_second");
       if (it == run.counters.end()) continue;
-      const std::string name = run.benchmark_name();
-      const size_t slash = name.find('/');
-      rates_[name.substr(slash + 1)][name.substr(0, slash)] = it->second.value;
+      rates_[run.run_name.args][run.run_name.function_name] = it->second.value;
     }
   }
 

@@ -73,8 +73,8 @@ using internal::Pow2;
 
 constexpr uint32_t kInfBits = 0x7f800000u;
 
-absl::Status CheckFanIn(int fan_in) {
-  if (fan_in < 1 || fan_in > kMaxFanIn) {
+inline absl::Status CheckFanIn(int fan_in) {
+  if (fan_in < 1 || fan_in > kMaxFanIn) [[unlikely]] {
     return absl::InvalidArgumentError(
         absl::StrFormat("fan_in %d is outside [1, %d]", fan_in, kMaxFanIn));
   }
@@ -110,25 +110,15 @@ absl::Status ElementError(absl::Span<const float> in, uint8_t exponent) {
   return absl::InternalError("quantize kernel reported an out-of-range element that is not there");
 }
 
-struct QuantizeArgs {
-  Pow2 scale;
-  float limit;
-};
-
-absl::StatusOr<QuantizeArgs> PrepareQuantize(uint8_t exponent, int fan_in) {
-  if (absl::Status s = CheckFanIn(fan_in); !s.ok()) return s;
-  return QuantizeArgs{internal::SplitPow2(ScaleShift(exponent, fan_in)),
-                      internal::Pow2Float(30 - HeadroomBits(fan_in))};
-}
-
 absl::Status QuantizeImpl(absl::Span<const float> in, uint8_t exponent, int fan_in, bool network,
                           uint8_t* out) {
-  absl::StatusOr<QuantizeArgs> args = PrepareQuantize(exponent, fan_in);
-  if (!args.ok()) return args.status();
+  if (absl::Status s = CheckFanIn(fan_in); !s.ok()) return s;
+  const Pow2 scale = internal::SplitPow2(ScaleShift(exponent, fan_in));
+  const float limit = internal::Pow2Float(30 - HeadroomBits(fan_in));
   const uint32_t max_abs =
       internal::HaveAvx2()
-          ? internal::QuantizeAvx2(in.data(), in.size(), args->scale, args->limit, network, out)
-          : internal::QuantizeScalar(in.data(), in.size(), args->scale, args->limit, network, out);
+          ? internal::QuantizeAvx2(in.data(), in.size(), scale, limit, network, out)
+          : internal::QuantizeScalar(in.data(), in.size(), scale, limit, network, out);
   if (max_abs >= LimitBits(exponent)) return ElementError(in, exponent);
   return absl::OkStatus();
 }

@@ -122,7 +122,10 @@ absl::StatusOr<FrameView> DecodeFrame(absl::Span<const uint8_t> frame) {
 
 absl::StatusOr<size_t> WriteFrameHeaders(const FrameAddress& address, const Header& header,
                                          absl::Span<uint8_t> out) {
-  if (absl::Status s = ValidateHeader(header); !s.ok()) return s;
+  uint64_t bad = 0;
+  if (const WireError e = internal::CheckHeader(header, &bad); e != WireError::kOk) [[unlikely]] {
+    return WireErrorToStatus(e, bad);
+  }
   if (address.dst_port < kUdpPortBase || address.dst_port >= kUdpPortBase + kUdpPortCount) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "frame address: udp.dst_port %u is outside the GRID range [%u, %u)", address.dst_port,
