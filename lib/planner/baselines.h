@@ -1,0 +1,21 @@
+// Internal: constructors of the built-in planners, for the registry.
+#ifndef GRID_LIB_PLANNER_BASELINES_H_
+#define GRID_LIB_PLANNER_BASELINES_H_
+
+#include <memory>
+
+#include "grid/planner.h"
+
+namespace grid::planner::internal {
+
+using topology::Router;
+
+std::unique_ptr<Planner> MakeGeryon();
+std::unique_ptr<Planner> MakeSwitchMl();
+std::unique_ptr<Planner> MakeAtp();
+// grid (the published GRIA model) and grid-paths (path-aware, link capacities).
+std::unique_ptr<Planner> MakeGrid(const PlannerOptions& options, bool path_aware);
+
+}  // namespace grid::planner::internal
+
+#endif  // GRID_LIB_PLANNER_BASELINES_H_

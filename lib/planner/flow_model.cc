@@ -1,0 +1,206 @@
+#include "planner/flow_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace grid::planner::internal {
+
+const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
+  const size_t workers = m.worker_cap.size();
+  const size_t groups = m.group_res.size();
+  rate_.assign(workers, 0);
+  frozen_.assign(workers, 0);
+  active_.assign(groups, 0);
+  for (size_t w = 0; w < workers; ++w) {
+    if (m.worker_group[w] >= 0) ++active_[m.worker_group[w]];
+  }
+  // Members per group, as CSR.
+  member_start_.assign(groups + 1, 0);
+  for (size_t w = 0; w < workers; ++w) {
+    if (m.worker_group[w] >= 0) ++member_start_[m.worker_group[w] + 1];
+  }
+  for (size_t g = 0; g < groups; ++g) member_start_[g + 1] += member_start_[g];
+  member_.resize(member_start_[groups]);
+  fill_ = member_start_;
+  for (size_t w = 0; w < workers; ++w) {
+    if (m.worker_group[w] >= 0) member_[fill_[m.worker_group[w]]++] = static_cast<int>(w);
+  }
+  // Only resources something uses take part. Each keeps the load of frozen
+  // flows (fixed) and the number of flows still growing (slope), updated as
+  // flows freeze, and its users (workers, then groups) as CSR.
+  if (compact_.size() < m.capacity.size()) compact_.resize(m.capacity.size(), -1);
+  used_.clear();
+  auto touch = [&](int r) {
+    if (compact_[r] < 0) {
+      compact_[r] = static_cast<int>(used_.size());
+      used_.push_back(r);
+    }
+    return compact_[r];
+  };
+  for (size_t w = 0; w < workers; ++w) {
+    for (int r : m.worker_res[w]) touch(r);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    if (active_[g] == 0) continue;
+    for (int r : m.group_res[g]) touch(r);
+  }
+  const size_t resources = used_.size();
+  fixed_.assign(resources, 0);
+  slope_.assign(resources, 0);
+  user_start_.assign(resources + 1, 0);
+  for (size_t w = 0; w < workers; ++w) {
+    for (int r : m.worker_res[w]) ++user_start_[compact_[r] + 1];
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    if (active_[g] == 0) continue;
+    for (int r : m.group_res[g]) ++user_start_[compact_[r] + 1];
+  }
+  for (size_t c = 0; c < resources; ++c) {
+    slope_[c] = user_start_[c + 1];
+    user_start_[c + 1] += user_start_[c];
+  }
+  user_.resize(user_start_[resources]);
+  fill_.assign(user_start_.begin(), user_start_.end());
+  // Workers are stored as w, groups as -(g + 1).
+  for (size_t w = 0; w < workers; ++w) {
+    for (int r : m.worker_res[w]) user_[fill_[compact_[r]]++] = static_cast<int>(w);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    if (active_[g] == 0) continue;
+    for (int r : m.group_res[g]) user_[fill_[compact_[r]]++] = -static_cast<int>(g) - 1;
+  }
+
+  size_t unfrozen = workers;
+  double level = 0;
+  auto freeze = [&](int w) {
+    if (frozen_[w]) return;
+    frozen_[w] = 1;
+    to_freeze_.push_back(w);
+  };
+  while (unfrozen > 0) {
+    double next = std::numeric_limits<double>::infinity();
+    for (size_t w = 0; w < workers; ++w) {
+      if (!frozen_[w]) next = std::min(next, m.worker_cap[w]);
+    }
+    for (size_t c = 0; c < resources; ++c) {
+      if (slope_[c] > 0) next = std::min(next, (m.capacity[used_[c]] - fixed_[c]) / slope_[c]);
+    }
+    level = std::max(level, next);
+    to_freeze_.clear();
+    for (size_t w = 0; w < workers; ++w) {
+      if (!frozen_[w] && m.worker_cap[w] <= level + 1e-9 * std::max(1.0, level)) {
+        freeze(static_cast<int>(w));
+      }
+    }
+    for (size_t c = 0; c < resources; ++c) {
+      const double cap = m.capacity[used_[c]];
+      if (slope_[c] <= 0 || fixed_[c] + slope_[c] * level < cap - 1e-9 * std::max(1.0, cap)) continue;
+      for (int u = user_start_[c]; u < user_start_[c + 1]; ++u) {
+        const int who = user_[u];
+        if (who >= 0) {
+          freeze(who);
+        } else {
+          const int g = -who - 1;
+          for (int i = member_start_[g]; i < member_start_[g + 1]; ++i) freeze(member_[i]);
+        }
+      }
+    }
+    // Frozen flows stop adding slope and start adding load.
+    for (int w : to_freeze_) {
+      rate_[w] = std::max(0.0, level);
+      --unfrozen;
+      for (int r : m.worker_res[w]) {
+        slope_[compact_[r]] -= 1;
+        fixed_[compact_[r]] += rate_[w];
+      }
+      const int g = m.worker_group[w];
+      if (g >= 0 && --active_[g] == 0) {
+        // The group's flow stops growing at the level its last member froze.
+        for (int r : m.group_res[g]) {
+          slope_[compact_[r]] -= 1;
+          fixed_[compact_[r]] += rate_[w];
+        }
+      }
+    }
+  }
+  for (int r : used_) compact_[r] = -1;
+  return rate_;
+}
+
+std::vector<double> MaxMinRates(const FlowModel& model) {
+  MaxMinSolver solver;
+  return solver.Solve(model);
+}
+
+ResourceIndex::ResourceIndex(const Topology& topology, Model model)
+    : switch_index_(topology.num_nodes(), -1), links_(model == Model::kLinks) {
+  size_ = 1;
+  for (NodeId s : topology.ProgrammableSwitches()) switch_index_[s] = size_++;
+  arc_base_ = size_;
+  if (links_) size_ += topology.num_arcs();
+}
+
+std::vector<double> Capacities(const Topology& topology, const JobSpec& job,
+                               const ResourceIndex& index) {
+  std::vector<double> cap(index.size(), 0);
+  cap[index.ps()] = PsIngressGbps(topology, job);
+  for (NodeId s : topology.ProgrammableSwitches()) cap[index.sw(s)] = topology.node(s).capacity_gbps;
+  if (index.links()) {
+    for (topology::ArcId a = 0; a < topology.num_arcs(); ++a) cap[index.arc(a)] = topology.ArcGbps(a);
+  }
+  return cap;
+}
+
+void AppendPathResources(const Path& path, const ResourceIndex& index, std::vector<int>* out) {
+  if (!index.links()) return;
+  for (topology::ArcId a : path.arcs) {
+    out->push_back(index.arc(a));
+    out->push_back(index.arc(Topology::Reverse(a)));
+  }
+}
+
+FlowModel BuildFlowModel(const Topology& topology, const Plan& plan, const ResourceIndex& index) {
+  FlowModel m;
+  m.capacity = Capacities(topology, plan.job, index);
+  const int n = static_cast<int>(plan.workers.size());
+  m.worker_cap.resize(n);
+  m.worker_group.assign(n, -1);
+  // Lists first (groups, then workers), spans once the storage is complete.
+  std::map<NodeId, int> group_of;
+  for (const auto& [sw, path] : plan.to_root) {
+    group_of[sw] = static_cast<int>(m.storage.size());
+    std::vector<int> res = {index.ps()};
+    AppendPathResources(path, index, &res);
+    m.storage.push_back(std::move(res));
+  }
+  const size_t groups = m.storage.size();
+  for (int r = 0; r < n; ++r) {
+    const WorkerRoute& route = plan.workers[r];
+    m.worker_cap[r] = WorkerGbps(topology, plan.job, r);
+    std::vector<int> res;
+    AppendPathResources(route.up, index, &res);
+    if (route.aggregator == plan.job.root) {
+      res.push_back(index.ps());
+    } else {
+      res.push_back(index.sw(route.aggregator));
+      m.worker_group[r] = group_of.at(route.aggregator);
+    }
+    m.storage.push_back(std::move(res));
+  }
+  for (size_t g = 0; g < groups; ++g) m.group_res.emplace_back(m.storage[g]);
+  for (int r = 0; r < n; ++r) m.worker_res.emplace_back(m.storage[groups + r]);
+  return m;
+}
+
+Summary Summarize(const std::vector<double>& rates) {
+  Summary s;
+  if (rates.empty()) return s;
+  s.min = *std::min_element(rates.begin(), rates.end());
+  double sum = 0;
+  for (double r : rates) sum += r;
+  s.mean = sum / static_cast<double>(rates.size());
+  return s;
+}
+
+}  // namespace grid::planner::internal

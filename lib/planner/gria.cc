@@ -1,0 +1,511 @@
+// The GRID planners: the GRIA LP relaxation solved with COIN-OR Clp, R-GRIA
+// randomized rounding, a repair step that makes every capacity hold, and a
+// local improvement. `grid` is the published model (aggregation node only,
+// default routes, links never bind); `grid-paths` also chooses paths among
+// k shortest and respects every link's capacity. docs/planner.md has the
+// formulation.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <coin/ClpSimplex.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+
+#include "absl/strings/str_format.h"
+#include "planner/baselines.h"
+#include "planner/flow_model.h"
+#include "util/random.h"
+
+namespace grid::planner::internal {
+namespace {
+
+// One way a worker can send: to `node` (switch index, or the root) along `path`.
+struct Option {
+  int node;  // index into Candidates::nodes
+  Path path;
+  std::vector<int> res;  // path resources plus the node's own (switch capacity or PS)
+};
+
+struct Candidates {
+  std::vector<NodeId> nodes;  // aggregating switches, then the root (last)
+  int root_index() const { return static_cast<int>(nodes.size()) - 1; }
+  int num_switches() const { return root_index(); }
+  std::vector<std::vector<Option>> worker;   // per rank
+  std::vector<std::vector<Option>> to_root;  // per switch index: paths on to the root
+  // Workers that are interchangeable in the LP: the same rate cap and, when
+  // links count, the same ToR (their options then differ only in their own
+  // access link). Option lists of a class's members are aligned.
+  std::vector<std::vector<int>> classes;
+  std::vector<int> class_of;  // per rank
+  std::vector<double> class_cap;  // per class: min(T, access link) for one member
+  std::vector<std::vector<int>> class_private;  // per class: the representative's own resources
+};
+
+absl::StatusOr<Candidates> BuildCandidates(const Topology& topo, const JobSpec& job,
+                                           const ResourceIndex& index, int k) {
+  Candidates c;
+  for (NodeId s : topo.ProgrammableSwitches()) {
+    if (topo.node(s).capacity_gbps > 0) c.nodes.push_back(s);
+  }
+  c.nodes.push_back(job.root);
+  Router router(topo);
+  // Path-aware candidates run from the worker's ToR (every member of a class
+  // gets the same list, its own access link in front); otherwise the default
+  // route from the host, ECMP-hashed per worker.
+  auto paths = [&](NodeId from, NodeId to) -> absl::StatusOr<std::vector<Path>> {
+    if (!index.links()) {
+      auto p = router.ShortestPath(from, to);
+      if (!p.ok()) return p.status();
+      return std::vector<Path>{*std::move(p)};
+    }
+    const NodeId tor = topo.node(from).is_host() ? topo.TorOf(from) : from;
+    std::vector<Path> out;
+    if (tor == to) {
+      out.emplace_back();
+      out.back().nodes = {tor};
+    } else {
+      auto ps = router.KShortestPaths(tor, to, k);
+      if (!ps.ok()) return ps.status();
+      out = *std::move(ps);
+    }
+    if (tor != from) {
+      const topology::ArcId access = topo.neighbors(from).front().arc;
+      for (Path& p : out) {
+        p.nodes.insert(p.nodes.begin(), from);
+        p.arcs.insert(p.arcs.begin(), access);
+      }
+    }
+    return out;
+  };
+  const size_t n = job.workers.size();
+  c.worker.resize(n);
+  c.class_of.resize(n);
+  std::map<std::pair<double, NodeId>, int> class_key;
+  for (size_t r = 0; r < n; ++r) {
+    const NodeId host = job.workers[r];
+    const double cap = index.links() ? std::min(WorkerGbps(topo, job, static_cast<int>(r)),
+                                                topo.AccessGbps(host))
+                                     : WorkerGbps(topo, job, static_cast<int>(r));
+    const auto key = std::make_pair(cap, index.links() ? topo.TorOf(host) : topology::kNoNode);
+    auto [it, inserted] = class_key.emplace(key, static_cast<int>(c.classes.size()));
+    if (inserted) {
+      c.classes.emplace_back();
+      c.class_cap.push_back(cap);
+      std::vector<int> own;
+      if (index.links()) {
+        const topology::ArcId access = topo.neighbors(host).front().arc;
+        own = {index.arc(access), index.arc(Topology::Reverse(access))};
+      }
+      c.class_private.push_back(std::move(own));
+    }
+    c.class_of[r] = it->second;
+    c.classes[it->second].push_back(static_cast<int>(r));
+    for (int node = 0; node < static_cast<int>(c.nodes.size()); ++node) {
+      auto ps = paths(host, c.nodes[node]);
+      if (!ps.ok()) return ps.status();
+      for (Path& p : *ps) {
+        Option o{node, std::move(p), {}};
+        AppendPathResources(o.path, index, &o.res);
+        o.res.push_back(node == c.root_index() ? index.ps() : index.sw(c.nodes[node]));
+        c.worker[r].push_back(std::move(o));
+      }
+    }
+  }
+  c.to_root.resize(c.num_switches());
+  for (int s = 0; s < c.num_switches(); ++s) {
+    auto ps = paths(c.nodes[s], job.root);
+    if (!ps.ok()) return ps.status();
+    for (Path& p : *ps) {
+      Option o{c.root_index(), std::move(p), {index.ps()}};
+      AppendPathResources(o.path, index, &o.res);
+      c.to_root[s].push_back(std::move(o));
+    }
+  }
+  return c;
+}
+
+// A plan in index form: which option each worker takes, and which path on to
+// the root each switch takes.
+struct Assignment {
+  std::vector<int> option;     // per rank
+  std::vector<int> root_path;  // per switch index
+};
+
+struct Score {
+  double min = 0;
+  double mean = 0;
+};
+
+// Lexicographic: the minimum rate first (the GRIA objective), then the mean.
+bool Better(const Score& a, const Score& b) {
+  const double tol_min = 1e-9 * std::max(1.0, std::fabs(b.min));
+  if (a.min > b.min + tol_min) return true;
+  if (a.min < b.min - tol_min) return false;
+  return a.mean > b.mean + 1e-9 * std::max(1.0, std::fabs(b.mean));
+}
+
+// Evaluates assignments quickly: the flow model's lists point at the
+// candidates' precomputed resource lists, so a move only swaps a span.
+class FastEvaluator {
+ public:
+  FastEvaluator(const Topology& topo, const JobSpec& job, const ResourceIndex& index,
+                const Candidates& c)
+      : c_(c) {
+    model_.capacity = Capacities(topo, job, index);
+    const size_t n = job.workers.size();
+    model_.worker_cap.resize(n);
+    for (size_t r = 0; r < n; ++r) model_.worker_cap[r] = WorkerGbps(topo, job, static_cast<int>(r));
+    model_.worker_res.resize(n);
+    model_.worker_group.resize(n);
+    model_.group_res.resize(c.num_switches());
+  }
+
+  const std::vector<double>& Rates(const Assignment& a) {
+    for (size_t r = 0; r < a.option.size(); ++r) {
+      const Option& o = c_.worker[r][a.option[r]];
+      model_.worker_res[r] = o.res;
+      model_.worker_group[r] = o.node == c_.root_index() ? -1 : o.node;
+    }
+    for (int s = 0; s < c_.num_switches(); ++s) {
+      model_.group_res[s] = c_.to_root[s][a.root_path[s]].res;
+    }
+    return solver_.Solve(model_);
+  }
+
+  Score Evaluate(const Assignment& a) {
+    const Summary s = Summarize(Rates(a));
+    return {s.min, s.mean};
+  }
+
+ private:
+  const Candidates& c_;
+  FlowModel model_;
+  MaxMinSolver solver_;
+};
+
+struct LpSolution {
+  double lambda = 0;
+  std::vector<std::vector<double>> r;  // per class (the rate of each member), per option
+  std::vector<std::vector<double>> y;  // per switch, per root path
+};
+
+// The GRIA relaxation with x eliminated (x = r / T is feasible whenever the
+// rates are, so this is the same LP), written per class of interchangeable
+// workers: averaging any optimal solution over a class's members gives an
+// optimal one in which they all have the same rates, so one set of variables
+// per class (weighted by its size m_c on shared resources) loses nothing.
+//   max  lambda (+ eps * sum r, a tie-break toward higher rates)
+//   sum_o r[c][o]                        <= T_c         per class
+//   lambda - sum_o r[c][o]               <= 0           per class
+//   sum_{o at s} r[c][o] - sum_q y[s][q] <= 0           per class, switch
+//   sum_{c, o at s} m_c r[c][o]          <= C_s         per switch
+//   sum_{c, o at root} m_c r + sum y     <= B           PS ingress
+//   flows crossing arc a                 <= c_a         per shared arc (grid-paths)
+absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double>& capacity) {
+  const int classes = static_cast<int>(c.classes.size());
+  const int switches = c.num_switches();
+  std::vector<int> r_base(classes);
+  int cols = 1;
+  for (int k = 0; k < classes; ++k) {
+    r_base[k] = cols;
+    cols += static_cast<int>(c.worker[c.classes[k].front()].size());
+  }
+  std::vector<int> y_base(switches);
+  for (int s = 0; s < switches; ++s) {
+    y_base[s] = cols;
+    cols += static_cast<int>(c.to_root[s].size());
+  }
+  std::vector<int> rows_i, cols_i;
+  std::vector<double> vals;
+  std::vector<double> row_ub;
+  auto add = [&](int row, int col, double v) {
+    rows_i.push_back(row);
+    cols_i.push_back(col);
+    vals.push_back(v);
+  };
+  auto new_row = [&](double ub) {
+    row_ub.push_back(ub);
+    return static_cast<int>(row_ub.size()) - 1;
+  };
+  // Shared resource rows (PS, switch capacities, arcs), created on first use.
+  std::vector<int> resource_row(capacity.size(), -1);
+  auto res_row = [&](int res) {
+    if (resource_row[res] < 0) resource_row[res] = new_row(capacity[res]);
+    return resource_row[res];
+  };
+  double total_cap = 0;
+  for (int k = 0; k < classes; ++k) {
+    const std::vector<Option>& options = c.worker[c.classes[k].front()];
+    const double members = static_cast<double>(c.classes[k].size());
+    const std::vector<int>& own = c.class_private[k];
+    total_cap += members * c.class_cap[k];
+    const int t_row = new_row(c.class_cap[k]);
+    const int l_row = new_row(0);
+    add(l_row, 0, 1.0);
+    std::vector<int> y_row(switches, -1);
+    for (int o = 0; o < static_cast<int>(options.size()); ++o) {
+      const Option& opt = options[o];
+      const int col = r_base[k] + o;
+      add(t_row, col, 1.0);
+      add(l_row, col, -1.0);
+      for (int res : opt.res) {
+        // A member's own access link is already its T_c row.
+        if (std::find(own.begin(), own.end(), res) == own.end()) add(res_row(res), col, members);
+      }
+      if (opt.node != c.root_index()) {
+        if (y_row[opt.node] < 0) {
+          y_row[opt.node] = new_row(0);
+          for (size_t q = 0; q < c.to_root[opt.node].size(); ++q) {
+            add(y_row[opt.node], y_base[opt.node] + static_cast<int>(q), -1.0);
+          }
+        }
+        add(y_row[opt.node], col, 1.0);
+      }
+    }
+  }
+  for (int s = 0; s < switches; ++s) {
+    for (size_t q = 0; q < c.to_root[s].size(); ++q) {
+      for (int res : c.to_root[s][q].res) add(res_row(res), y_base[s] + static_cast<int>(q), 1.0);
+    }
+  }
+
+  const int rows = static_cast<int>(row_ub.size());
+  CoinPackedMatrix matrix(true, rows_i.data(), cols_i.data(), vals.data(),
+                          static_cast<CoinBigIndex>(vals.size()));
+  matrix.setDimensions(rows, cols);
+  std::vector<double> col_lb(cols, 0), col_ub(cols, COIN_DBL_MAX), obj(cols, 0);
+  std::vector<double> row_lb(rows, -COIN_DBL_MAX);
+  // Minimize -lambda - eps * sum m_c r. eps is small enough that the
+  // tie-break can never trade away lambda: sum m_c r <= sum of all T.
+  const double eps = 1e-6 / std::max(1.0, total_cap);
+  obj[0] = -1.0;
+  for (int k = 0; k < classes; ++k) {
+    const size_t options = c.worker[c.classes[k].front()].size();
+    for (size_t o = 0; o < options; ++o) obj[r_base[k] + o] = -eps * c.classes[k].size();
+  }
+  ClpSimplex lp;
+  lp.setLogLevel(0);
+  lp.loadProblem(matrix, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(), row_ub.data());
+  lp.initialSolve();
+  if (!lp.isProvenOptimal()) {
+    return absl::InternalError(absl::StrFormat(
+        "GRIA LP (%d rows, %d columns): Clp ended with status %d, not optimal", rows, cols,
+        lp.status()));
+  }
+  const double* x = lp.primalColumnSolution();
+  LpSolution sol;
+  sol.lambda = x[0];
+  sol.r.resize(classes);
+  for (int k = 0; k < classes; ++k) {
+    const size_t options = c.worker[c.classes[k].front()].size();
+    sol.r[k].assign(x + r_base[k], x + r_base[k] + options);
+  }
+  sol.y.resize(switches);
+  for (int s = 0; s < switches; ++s) {
+    sol.y[s].assign(x + y_base[s], x + y_base[s] + c.to_root[s].size());
+  }
+  return sol;
+}
+
+int SampleIndex(const std::vector<double>& weights, util::Random& rng) {
+  double total = 0;
+  for (double v : weights) total += std::max(0.0, v);
+  if (!(total > 1e-12)) return -1;
+  double u = rng.Uniform() * total;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    u -= std::max(0.0, weights[i]);
+    if (u < 0) return static_cast<int>(i);
+  }
+  // Rounding left u at zero: the last positive weight.
+  for (size_t i = weights.size(); i-- > 0;) {
+    if (weights[i] > 0) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// R-GRIA: each worker picks an option with probability proportional to its
+// LP rate; each switch picks a path on proportional to its LP flow.
+Assignment Round(const Candidates& c, const LpSolution& lp, util::Random& rng) {
+  Assignment a;
+  a.option.resize(c.worker.size());
+  for (size_t w = 0; w < c.worker.size(); ++w) {
+    int pick = SampleIndex(lp.r[c.class_of[w]], rng);
+    if (pick < 0) {  // no LP rate at all: send to the root
+      for (size_t o = 0; o < c.worker[w].size(); ++o) {
+        if (c.worker[w][o].node == c.root_index()) {
+          pick = static_cast<int>(o);
+          break;
+        }
+      }
+    }
+    a.option[w] = pick;
+  }
+  a.root_path.resize(c.num_switches());
+  for (int s = 0; s < c.num_switches(); ++s) a.root_path[s] = std::max(0, SampleIndex(lp.y[s], rng));
+  return a;
+}
+
+// The loads the rounded plan would put on each resource if every worker kept
+// its LP rate (as R-GRIA prescribes): the largest relative excess.
+double Violation(const Candidates& c, const LpSolution& lp, const Assignment& a,
+                 const std::vector<double>& capacity, double* lambda_rounded) {
+  std::vector<double> load(capacity.size(), 0);
+  std::vector<double> group_rate(c.num_switches(), 0);
+  double min_rate = std::numeric_limits<double>::infinity();
+  for (size_t w = 0; w < c.worker.size(); ++w) {
+    double rate = 0;
+    for (double v : lp.r[c.class_of[w]]) rate += v;
+    min_rate = std::min(min_rate, rate);
+    const Option& o = c.worker[w][a.option[w]];
+    for (int res : o.res) load[res] += rate;
+    if (o.node != c.root_index()) group_rate[o.node] = std::max(group_rate[o.node], rate);
+  }
+  for (int s = 0; s < c.num_switches(); ++s) {
+    if (group_rate[s] == 0) continue;
+    for (int res : c.to_root[s][a.root_path[s]].res) load[res] += group_rate[s];
+  }
+  double worst = 0;
+  for (size_t r = 0; r < capacity.size(); ++r) {
+    if (capacity[r] > 0) worst = std::max(worst, (load[r] - capacity[r]) / capacity[r]);
+  }
+  *lambda_rounded = c.worker.empty() ? 0 : min_rate;
+  return worst;
+}
+
+// Hill climbing on (min rate, mean rate), deterministic order, bounded passes:
+//   merge: move every member of one switch to another node (the plateau that
+//          single moves cannot cross: a switch's flow leaves the PS only when
+//          its last member does);
+//   move: one worker to another option;
+//   path: a switch's path on to the root (grid-paths).
+Score Improve(const Candidates& c, FastEvaluator& eval, int passes, Assignment& a) {
+  Score best = eval.Evaluate(a);
+  auto try_change = [&](Assignment& trial) {
+    const Score s = eval.Evaluate(trial);
+    if (!Better(s, best)) return false;
+    best = s;
+    a = trial;
+    return true;
+  };
+  // First option of each worker at each node: where a merge sends it.
+  std::vector<std::vector<int>> first_at(c.worker.size(), std::vector<int>(c.nodes.size(), -1));
+  for (size_t w = 0; w < c.worker.size(); ++w) {
+    for (size_t o = c.worker[w].size(); o-- > 0;) first_at[w][c.worker[w][o].node] = static_cast<int>(o);
+  }
+  for (int pass = 0; pass < passes; ++pass) {
+    bool improved = false;
+    for (int s = 0; s < c.num_switches(); ++s) {
+      std::vector<int> members;
+      for (size_t w = 0; w < a.option.size(); ++w) {
+        if (c.worker[w][a.option[w]].node == s) members.push_back(static_cast<int>(w));
+      }
+      if (members.empty()) continue;
+      for (int t = 0; t < static_cast<int>(c.nodes.size()); ++t) {
+        if (t == s) continue;
+        Assignment trial = a;
+        for (int w : members) trial.option[w] = first_at[w][t];
+        if (try_change(trial)) {
+          improved = true;
+          break;
+        }
+      }
+    }
+    // Single moves go to nodes in use (or the root): opening a new switch
+    // adds a flow at the PS, which the LP rounding and merges decide.
+    std::vector<bool> in_use(c.nodes.size(), false);
+    in_use[c.root_index()] = true;
+    for (size_t w = 0; w < a.option.size(); ++w) in_use[c.worker[w][a.option[w]].node] = true;
+    for (size_t w = 0; w < a.option.size(); ++w) {
+      for (int o = 0; o < static_cast<int>(c.worker[w].size()); ++o) {
+        if (o == a.option[w] || !in_use[c.worker[w][o].node]) continue;
+        Assignment trial = a;
+        trial.option[w] = o;
+        improved = try_change(trial) || improved;
+      }
+    }
+    for (int s = 0; s < c.num_switches(); ++s) {
+      for (int q = 0; q < static_cast<int>(c.to_root[s].size()); ++q) {
+        if (q == a.root_path[s]) continue;
+        Assignment trial = a;
+        trial.root_path[s] = q;
+        improved = try_change(trial) || improved;
+      }
+    }
+    if (!improved) break;
+  }
+  return best;
+}
+
+class GridPlanner : public Planner {
+ public:
+  GridPlanner(const PlannerOptions& options, bool path_aware)
+      : options_(options), path_aware_(path_aware) {}
+
+  std::string_view name() const override { return path_aware_ ? "grid-paths" : "grid"; }
+
+  absl::StatusOr<::grid::planner::Plan> Plan(const Topology& topo, const JobSpec& job) override {
+    if (job.workers.empty()) return absl::InvalidArgumentError("job has no workers");
+    // grid plans in the published model (it does not see links); grid-paths
+    // sees every link.
+    const Model model = path_aware_ ? Model::kLinks : Model::kPaper;
+    const ResourceIndex index(topo, model);
+    auto cands = BuildCandidates(topo, job, index, path_aware_ ? options_.k_paths : 1);
+    if (!cands.ok()) return cands.status();
+    const Candidates& c = *cands;
+    FastEvaluator eval(topo, job, index, c);
+    const std::vector<double> capacity = Capacities(topo, job, index);
+    auto lp = SolveLp(c, capacity);
+    if (!lp.ok()) return lp.status();
+
+    PlanDiagnostics diag;
+    diag.lambda_lp = lp->lambda;
+    diag.rounding_samples = std::max(1, options_.rounding_samples);
+    Assignment best;
+    Score best_score{-1, -1};
+    for (int sample = 0; sample < diag.rounding_samples; ++sample) {
+      util::Random rng(job.seed * 0x9e3779b97f4a7c15ull + 1000003ull * (sample + 1));
+      Assignment a = Round(c, *lp, rng);
+      double lambda_rounded = 0;
+      const double violation = Violation(c, *lp, a, capacity, &lambda_rounded);
+      // Repair: max-min fair rates under every capacity, i.e. the rates
+      // scaled back until nothing is exceeded.
+      const Score s = eval.Evaluate(a);
+      if (sample == 0 || Better(s, best_score)) {
+        best = std::move(a);
+        best_score = s;
+        diag.lambda_rounded = lambda_rounded;
+        diag.max_capacity_violation = violation;
+        diag.lambda_repaired = s.min;
+      }
+    }
+    diag.lambda_improved = diag.lambda_repaired;
+    if (options_.improve) diag.lambda_improved = Improve(c, eval, options_.improve_passes, best).min;
+
+    ::grid::planner::Plan plan;
+    plan.planner = std::string(name());
+    plan.job = job;
+    plan.diagnostics = diag;
+    plan.workers.resize(job.workers.size());
+    for (size_t r = 0; r < job.workers.size(); ++r) {
+      const Option& o = c.worker[r][best.option[r]];
+      plan.workers[r] = {c.nodes[o.node], o.path};
+      if (o.node != c.root_index() && !plan.to_root.count(c.nodes[o.node])) {
+        plan.to_root[c.nodes[o.node]] = c.to_root[o.node][best.root_path[o.node]].path;
+      }
+    }
+    return plan;
+  }
+
+ private:
+  PlannerOptions options_;
+  bool path_aware_;
+};
+
+}  // namespace
+
+std::unique_ptr<Planner> MakeGrid(const PlannerOptions& options, bool path_aware) {
+  return std::make_unique<GridPlanner>(options, path_aware);
+}
+
+}  // namespace grid::planner::internal
