@@ -1,5 +1,5 @@
 // The baselines GRID is measured against, as the paper defines them.
-#include "planner/baselines.h"
+#include "planner/builtin.h"
 
 #include "absl/strings/str_format.h"
 

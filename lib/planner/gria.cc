@@ -13,7 +13,7 @@
 #include <coin/CoinPackedMatrix.hpp>
 
 #include "absl/strings/str_format.h"
-#include "planner/baselines.h"
+#include "planner/builtin.h"
 #include "planner/flow_model.h"
 #include "util/random.h"
 
@@ -503,6 +503,16 @@ class GridPlanner : public Planner {
 };
 
 }  // namespace
+
+absl::StatusOr<double> GriaLpOptimum(const Topology& topo, const JobSpec& job, bool path_aware,
+                                     int k_paths) {
+  const ResourceIndex index(topo, path_aware ? Model::kLinks : Model::kPaper);
+  auto c = BuildCandidates(topo, job, index, path_aware ? k_paths : 1);
+  if (!c.ok()) return c.status();
+  auto lp = SolveLp(*c, Capacities(topo, job, index));
+  if (!lp.ok()) return lp.status();
+  return lp->lambda;
+}
 
 std::unique_ptr<Planner> MakeGrid(const PlannerOptions& options, bool path_aware) {
   return std::make_unique<GridPlanner>(options, path_aware);

@@ -1,7 +1,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "grid/planner.h"
-#include "planner/baselines.h"
+#include "planner/builtin.h"
 
 namespace grid::planner {
 
