@@ -11,13 +11,13 @@
 
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "grid/numerics.h"
 #include "grid/wire.h"
+#include "ratio_reporter.h"
 
 namespace {
 
@@ -178,41 +178,6 @@ void BM_DepacketizeDequantize(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * packets * per * sizeof(float));
 }
 
-// Captures every run so main() can print ratios once they are all done.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      // With --benchmark_repetitions the median wins; it is reported after
-      // the repetitions it summarizes.
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      if (run.run_type == Run::RT_Aggregate && !median) continue;
-      auto it = run.counters.find("bytes_per_second");
-      if (it == run.counters.end()) continue;
-      rates_[run.run_name.args][run.run_name.function_name] = it->second.value;
-    }
-  }
-
-  void PrintRatios() const {
-    std::printf("\n%-10s %-26s %8s %10s %12s\n", "floats", "benchmark", "GB/s", "x memcpy",
-                "x copy loop");
-    for (const auto& [size, by_name] : rates_) {
-      auto memcpy_rate = by_name.find("BM_Memcpy");
-      auto copy_rate = by_name.find("BM_CopyLoop");
-      if (memcpy_rate == by_name.end() || copy_rate == by_name.end()) continue;
-      for (const auto& [name, rate] : by_name) {
-        std::printf("%-10s %-26s %8.2f %10.2f %12.2f\n", size.c_str(), name.c_str(), rate / 1e9,
-                    rate / memcpy_rate->second, rate / copy_rate->second);
-      }
-    }
-  }
-
- private:
-  std::map<std::string, std::map<std::string, double>> rates_;  // size -> name -> bytes/s
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -241,7 +206,8 @@ int main(int argc, char** argv) {
   int count = static_cast<int>(args.size());
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 2;
-  RatioReporter reporter;
+  grid::bench::RatioReporter reporter(grid::bench::RatioReporter::Measure::kRate,
+                                      {"BM_Memcpy", "BM_CopyLoop"});
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();
   benchmark::Shutdown();

@@ -15,6 +15,7 @@ constexpr char kUsage[] =
     "usage: grid-plan --topology=SPEC|FILE --workers=N --planner=NAME\n"
     "                 [--root=HOST] [--model=paper|links] [--seed=S] [--out=plan.json]\n"
     "                 [--format=text|json] [--k-paths=K] [--samples=N] [--improve=true|false]\n"
+    "                 [--atp-demand=GBPS]\n"
     "Plans a job of N workers and prints the rates the flow-level evaluator predicts.\n"
     "Planners: geryon, switchml, atp, grid, grid-paths. docs/planner.md explains them.\n";
 
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   using namespace grid;
   const tools::Flags flags("grid-plan", argc, argv,
                            {"topology", "workers", "root", "planner", "model", "seed", "out",
-                            "format", "k-paths", "samples", "improve"},
+                            "format", "k-paths", "samples", "improve", "atp-demand"},
                            kUsage);
   const std::string spec = flags.Required("topology");
   const int workers = static_cast<int>(flags.Int("workers", 0, 1, 100000));
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   options.k_paths = static_cast<int>(flags.Int("k-paths", options.k_paths, 1, 64));
   options.rounding_samples = static_cast<int>(flags.Int("samples", options.rounding_samples, 1, 100000));
   if (flags.Get("improve")) options.improve = flags.Bool("improve");
+  options.atp_demand_gbps = static_cast<double>(flags.Int("atp-demand", 0, 0, 1000000));
 
   auto topo = topology::LoadTopology(spec);
   if (!topo.ok()) flags.Fail(std::string(topo.status().message()));

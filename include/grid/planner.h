@@ -108,6 +108,9 @@ struct PlannerOptions {
   int rounding_samples = 32;    // randomized roundings tried; the best after repair is kept
   bool improve = true;          // local improvement after repair (grid, grid-paths)
   int improve_passes = 8;       // bound on improvement passes (deterministic, not timed)
+  // atp: the rate a worker is assumed to need when a switch admits it
+  // (0: the worker's maximum rate T).
+  double atp_demand_gbps = 0;
 };
 
 class Planner {

@@ -61,6 +61,7 @@ class SwitchMlPlanner : public Planner {
 
 class AtpPlanner : public Planner {
  public:
+  explicit AtpPlanner(double demand_gbps) : demand_gbps_(demand_gbps) {}
   std::string_view name() const override { return "atp"; }
   absl::StatusOr<::grid::planner::Plan> Plan(const Topology& topo, const JobSpec& job) override {
     Router router(topo);
@@ -69,7 +70,8 @@ class AtpPlanner : public Planner {
     for (NodeId s : topo.ProgrammableSwitches()) spare[s] = topo.node(s).capacity_gbps;
     for (size_t r = 0; r < job.workers.size(); ++r) {
       const NodeId host = job.workers[r];
-      const double demand = WorkerGbps(topo, job, static_cast<int>(r));
+      const double demand =
+          demand_gbps_ > 0 ? demand_gbps_ : WorkerGbps(topo, job, static_cast<int>(r));
       auto path = router.ShortestPath(host, job.root);
       if (!path.ok()) return path.status();
       // The first programmable switch on the default path that can still take
@@ -98,12 +100,17 @@ class AtpPlanner : public Planner {
     }
     return plan;
   }
+
+ private:
+  double demand_gbps_;
 };
 
 }  // namespace
 
 std::unique_ptr<Planner> MakeGeryon() { return std::make_unique<GeryonPlanner>(); }
 std::unique_ptr<Planner> MakeSwitchMl() { return std::make_unique<SwitchMlPlanner>(); }
-std::unique_ptr<Planner> MakeAtp() { return std::make_unique<AtpPlanner>(); }
+std::unique_ptr<Planner> MakeAtp(double demand_gbps) {
+  return std::make_unique<AtpPlanner>(demand_gbps);
+}
 
 }  // namespace grid::planner::internal

@@ -1,0 +1,127 @@
+// grid-plan and grid-sim as a user runs them: output format, exit statuses,
+// files written.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gmock/gmock.h"
+#include "grid/planner.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result RunCommand(const std::string& command) {
+  const std::filesystem::path err_file =
+      std::filesystem::temp_directory_path() / ("grid_tools_test_" + std::to_string(::getpid()));
+  FILE* pipe = ::popen((command + " 2>" + err_file.string()).c_str(), "r");
+  Result r{-1, "", ""};
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const std::string kPlan = GRID_PLAN_BIN;
+const std::string kSim = GRID_SIM_BIN;
+const std::string kFatTree = "fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=1";
+
+TEST(GridPlan, JsonHasExactlyTheDocumentedKeys) {
+  const Result r = RunCommand(kPlan + " --topology=" + kFatTree + " --workers=100 --planner=grid --format=json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_THAT(keys, ::testing::ElementsAre("planner", "model", "workers", "min_rate_gbps",
+                                           "mean_rate_gbps", "switch_aggregation_gbps",
+                                           "ps_ingress_gbps", "max_capacity_violation",
+                                           "solve_seconds"));
+  EXPECT_EQ(j["planner"], "grid");
+  EXPECT_EQ(j["model"], "links");
+  EXPECT_EQ(j["workers"], 100);
+  EXPECT_GT(j["min_rate_gbps"].get<double>(), 0);
+}
+
+TEST(GridPlan, BadArgumentsAreOneLineAndExitTwo) {
+  for (const char* args :
+       {"--workers=4 --planner=grid",                                     // no topology
+        "--topology=testbed --planner=grid",                              // no workers
+        "--topology=testbed --workers=4 --planner=magic",                 // unknown planner
+        "--topology=testbed --workers=4 --planner=grid --model=fluid",    // unknown model
+        "--topology=torus --workers=4 --planner=grid",                    // bad spec
+        "--topology=testbed --workers=four --planner=grid",               // not a number
+        "--topology=testbed --workers=4 --planner=grid --colour=red",     // unknown flag
+        "--topology=testbed --workers=20 --planner=grid",                 // too many workers
+        "--topology=testbed --workers=4 --planner=grid --format=xml"}) {
+    const Result r = RunCommand(kPlan + " " + std::string(args));
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("grid-plan: ")) << args;
+  }
+}
+
+TEST(GridPlan, WritesAByteIdenticalPlanFile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("grid_plan_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string base = kPlan + " --topology=" + kFatTree + " --workers=40 --planner=grid-paths --seed=3 --out=";
+  ASSERT_EQ(RunCommand(base + (dir / "a.json").string()).status, 0);
+  ASSERT_EQ(RunCommand(base + (dir / "b.json").string()).status, 0);
+  const std::string a = ReadFile(dir / "a.json");
+  EXPECT_EQ(a, ReadFile(dir / "b.json"));
+  auto topo = grid::topology::GenerateTopology(kFatTree);
+  ASSERT_TRUE(topo.ok());
+  auto plan = grid::planner::ParsePlanJson(*topo, a);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GridSim, WritesCsvTableAndPlots) {
+  const auto dir = std::filesystem::temp_directory_path() / ("grid_sim_" + std::to_string(::getpid()));
+  const Result r = RunCommand(kSim + " --experiment=fattree-b --workers=10,20 --seeds=2 --out=" + dir.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream csv(dir / "results.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header,
+            "experiment,model,planner,workers,seed,min_rate_gbps,mean_rate_gbps,"
+            "switch_aggregation_gbps,ps_ingress_gbps,solve_seconds");
+  int rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 2 /*workers*/ * 2 /*seeds*/ * 5 /*planners*/ * 2 /*models*/);
+  EXPECT_THAT(ReadFile(dir / "results.md"), HasSubstr("## fattree-b, paper model"));
+  for (const char* png : {"fattree-b-paper-mean.png", "fattree-b-links-min.png"}) {
+    EXPECT_GT(std::filesystem::file_size(dir / png), 1000u) << png;
+  }
+  EXPECT_EQ(RunCommand(kSim + " --experiment=moon --out=" + dir.string()).status, 2);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,250 @@
+// grid-sim: the paper's large-scale simulations (flow-level, analytic rates
+// from the plans). Runs every planner on every (workers, seed) point of an
+// experiment, evaluates each plan under both models, and writes a CSV, one
+// PNG per figure (gnuplot) and a markdown table.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "grid/planner.h"
+#include "grid/topology.h"
+#include "tools/flags.h"
+
+namespace {
+
+using namespace grid;
+
+constexpr char kUsage[] =
+    "usage: grid-sim --experiment=NAME --out=DIR [--seeds=K] [--workers=N,N,...]\n"
+    "Experiments (as in the paper, section 'large-scale simulation'):\n"
+    "  fattree-a    k=8 fat tree, 6 hosts per edge, only edge switches programmable, 40-100 workers\n"
+    "  fattree-b    the same, a random 20% of all switches programmable\n"
+    "  leafspine-a  30 spines, 30 leaves, 16 hosts per leaf, only leaves programmable, 100-250 workers\n"
+    "  leafspine-b  the same, a random 20% of all switches programmable\n"
+    "  all          the four above\n"
+    "Switch capacities are uniform in [100, 3200] Gbps; links and the PS ingress are 100 Gbps.\n"
+    "Writes DIR/results.csv, DIR/results.md and DIR/<experiment>-<model>-<metric>.png.\n";
+
+struct Experiment {
+  std::string name;
+  std::string topology;  // spec without seed
+  std::vector<int> workers;
+};
+
+const std::vector<Experiment>& Experiments() {
+  static const std::vector<Experiment> kAll = {
+      {"fattree-a", "fattree:k=8,hosts=6,prog=tor,cap=uniform:100:3200", {40, 60, 80, 100}},
+      {"fattree-b", "fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200", {40, 60, 80, 100}},
+      {"leafspine-a", "leafspine:spines=30,leaves=30,hosts=16,prog=tor,cap=uniform:100:3200",
+       {100, 150, 200, 250}},
+      {"leafspine-b", "leafspine:spines=30,leaves=30,hosts=16,prog=random:0.2,cap=uniform:100:3200",
+       {100, 150, 200, 250}},
+  };
+  return kAll;
+}
+
+const char* const kPlanners[] = {"geryon", "switchml", "atp", "grid", "grid-paths"};
+const planner::Model kModels[] = {planner::Model::kPaper, planner::Model::kLinks};
+
+struct Row {
+  std::string experiment, model, planner;
+  int workers;
+  int seed;
+  double min_rate, mean_rate, switch_aggregation, ps_ingress, solve_seconds;
+};
+
+struct Stat {
+  double mean = 0, sd = 0;
+};
+
+Stat MeanSd(const std::vector<double>& v) {
+  Stat s;
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(s.sd / static_cast<double>(v.size() - 1)) : 0;
+  return s;
+}
+
+// (experiment, model, planner, workers) -> the rows of every seed.
+using Groups = std::map<std::tuple<std::string, std::string, std::string, int>, std::vector<const Row*>>;
+
+Groups Group(const std::vector<Row>& rows) {
+  Groups g;
+  for (const Row& r : rows) g[{r.experiment, r.model, r.planner, r.workers}].push_back(&r);
+  return g;
+}
+
+template <typename F>
+Stat Over(const std::vector<const Row*>& rows, F field) {
+  std::vector<double> v;
+  for (const Row* r : rows) v.push_back(field(*r));
+  return MeanSd(v);
+}
+
+void WritePlots(const std::filesystem::path& dir, const std::vector<Experiment>& experiments,
+                const Groups& groups) {
+  for (const Experiment& e : experiments) {
+    for (planner::Model m : kModels) {
+      const std::string model = planner::ModelName(m);
+      for (const auto& [metric, label] : {std::pair{"mean", "mean worker sending rate (Gbps)"},
+                                          std::pair{"min", "min worker sending rate (Gbps)"}}) {
+        const std::string base = absl::StrFormat("%s-%s-%s", e.name, model, metric);
+        std::ofstream data(dir / (base + ".dat"));
+        for (const char* p : kPlanners) {
+          data << "# " << p << "\n";
+          for (int w : e.workers) {
+            auto it = groups.find({e.name, model, p, w});
+            if (it == groups.end()) continue;
+            const Stat s = Over(it->second, [&](const Row& r) {
+              return std::string(metric) == "mean" ? r.mean_rate : r.min_rate;
+            });
+            data << w << " " << s.mean << " " << s.sd << "\n";
+          }
+          data << "\n\n";
+        }
+        data.close();  // gnuplot reads it below
+        std::ofstream script(dir / (base + ".gp"));
+        script << "set terminal pngcairo size 800,500\n"
+               << "set output '" << (dir / (base + ".png")).string() << "'\n"
+               << "set title '" << e.name << ", " << model << " model'\n"
+               << "set xlabel 'workers'\nset ylabel '" << label << "'\n"
+               << "set key top left\nset grid\nset yrange [0:*]\n"
+               << "plot ";
+        for (size_t i = 0; i < std::size(kPlanners); ++i) {
+          script << (i ? ", " : "") << "'" << (dir / (base + ".dat")).string() << "' index " << i
+                 << " using 1:2:3 with yerrorlines title '" << kPlanners[i] << "'";
+        }
+        script << "\n";
+        script.close();
+        const std::string cmd = "gnuplot '" + (dir / (base + ".gp")).string() + "' 2>/dev/null";
+        if (std::system(cmd.c_str()) != 0) {
+          std::fprintf(stderr, "grid-sim: gnuplot failed for %s (is gnuplot installed?)\n", base.c_str());
+        }
+      }
+    }
+  }
+}
+
+void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experiment>& experiments,
+                   const Groups& groups, int seeds) {
+  std::ofstream md(path);
+  md << "# grid-sim results\n\nMean ± standard deviation over " << seeds
+     << " seeds (topology and job drawn from each seed). Rates in Gbps.\n";
+  for (const Experiment& e : experiments) {
+    for (planner::Model m : kModels) {
+      const std::string model = planner::ModelName(m);
+      md << "\n## " << e.name << ", " << model << " model\n\n"
+         << "| workers | planner | mean rate | min rate | switch aggregation | PS ingress | solve s |\n"
+         << "|---|---|---|---|---|---|---|\n";
+      for (int w : e.workers) {
+        for (const char* p : kPlanners) {
+          auto it = groups.find({e.name, model, p, w});
+          if (it == groups.end()) continue;
+          const auto& rows = it->second;
+          auto fmt = [](Stat s) { return absl::StrFormat("%.2f ± %.2f", s.mean, s.sd); };
+          md << "| " << w << " | " << p << " | "
+             << fmt(Over(rows, [](const Row& r) { return r.mean_rate; })) << " | "
+             << fmt(Over(rows, [](const Row& r) { return r.min_rate; })) << " | "
+             << fmt(Over(rows, [](const Row& r) { return r.switch_aggregation; })) << " | "
+             << fmt(Over(rows, [](const Row& r) { return r.ps_ingress; })) << " | "
+             << absl::StrFormat("%.3f", Over(rows, [](const Row& r) { return r.solve_seconds; }).mean)
+             << " |\n";
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const tools::Flags flags("grid-sim", argc, argv, {"experiment", "out", "seeds", "workers"}, kUsage);
+  const std::string name = flags.Required("experiment");
+  const std::filesystem::path out = flags.Required("out");
+  const int seeds = static_cast<int>(flags.Int("seeds", 3, 1, 1000));
+  std::vector<Experiment> chosen;
+  for (const Experiment& e : Experiments()) {
+    if (name == "all" || name == e.name) chosen.push_back(e);
+  }
+  if (chosen.empty()) flags.Fail("unknown experiment \"" + name + "\"");
+  if (auto list = flags.Get("workers")) {
+    std::vector<int> workers;
+    std::stringstream ss(*list);
+    for (std::string item; std::getline(ss, item, ',');) {
+      int w = 0;
+      if (!absl::SimpleAtoi(item, &w) || w < 1) flags.Fail("--workers: \"" + item + "\" is not a count");
+      workers.push_back(w);
+    }
+    for (Experiment& e : chosen) e.workers = workers;
+  }
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error) flags.Fail("cannot create " + out.string() + ": " + error.message());
+
+  const planner::PlannerRegistry registry = planner::PlannerRegistry::WithBuiltins();
+  std::vector<Row> rows;
+  for (const Experiment& e : chosen) {
+    for (int seed = 1; seed <= seeds; ++seed) {
+      auto topo = topology::GenerateTopology(absl::StrFormat("%s,seed=%d", e.topology, seed));
+      if (!topo.ok()) {
+        std::fprintf(stderr, "grid-sim: %s\n", std::string(topo.status().message()).c_str());
+        return 1;
+      }
+      for (int w : e.workers) {
+        auto job = planner::MakeJob(*topo, w, std::nullopt, static_cast<uint64_t>(seed));
+        if (!job.ok()) {
+          std::fprintf(stderr, "grid-sim: %s\n", std::string(job.status().message()).c_str());
+          return 1;
+        }
+        for (const char* p : kPlanners) {
+          auto planner = registry.Create(p);
+          const auto start = std::chrono::steady_clock::now();
+          auto plan = (*planner)->Plan(*topo, *job);
+          const double seconds =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          if (!plan.ok()) {
+            std::fprintf(stderr, "grid-sim: %s, %d workers, seed %d, %s: %s\n", e.name.c_str(), w,
+                         seed, p, std::string(plan.status().message()).c_str());
+            return 1;
+          }
+          for (planner::Model m : kModels) {
+            auto eval = planner::Evaluate(*topo, *plan, m);
+            if (!eval.ok()) {
+              std::fprintf(stderr, "grid-sim: %s\n", std::string(eval.status().message()).c_str());
+              return 1;
+            }
+            rows.push_back({e.name, planner::ModelName(m), p, w, seed, eval->min_gbps,
+                            eval->mean_gbps, eval->switch_aggregation_gbps, eval->ps_ingress_gbps,
+                            seconds});
+          }
+        }
+        std::fprintf(stderr, "grid-sim: %s seed %d, %d workers done\n", e.name.c_str(), seed, w);
+      }
+    }
+  }
+
+  std::ofstream csv(out / "results.csv");
+  csv << "experiment,model,planner,workers,seed,min_rate_gbps,mean_rate_gbps,"
+         "switch_aggregation_gbps,ps_ingress_gbps,solve_seconds\n";
+  for (const Row& r : rows) {
+    csv << absl::StrFormat("%s,%s,%s,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f\n", r.experiment, r.model,
+                           r.planner, r.workers, r.seed, r.min_rate, r.mean_rate,
+                           r.switch_aggregation, r.ps_ingress, r.solve_seconds);
+  }
+  csv.close();
+  const Groups groups = Group(rows);
+  WriteMarkdown(out / "results.md", chosen, groups, seeds);
+  WritePlots(out, chosen, groups);
+  std::printf("grid-sim: %zu rows in %s\n", rows.size(), (out / "results.csv").string().c_str());
+  return 0;
+}
