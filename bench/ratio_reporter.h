@@ -70,9 +70,19 @@ class RatioReporter : public benchmark::ConsoleReporter {
   }
 
  private:
+  // Groups in name order; numeric arguments in numeric order (shorter first).
+  struct KeyOrder {
+    bool operator()(const std::pair<std::string, std::string>& a,
+                    const std::pair<std::string, std::string>& b) const {
+      if (a.first != b.first) return a.first < b.first;
+      if (a.second.size() != b.second.size()) return a.second.size() < b.second.size();
+      return a.second < b.second;
+    }
+  };
+
   Measure measure_;
   std::vector<std::string> baselines_;
-  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> results_;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>, KeyOrder> results_;
 };
 
 }  // namespace grid::bench
