@@ -18,7 +18,7 @@ class Flags {
  public:
   Flags(const char* program, int argc, char** argv, std::set<std::string> known,
         const char* usage)
-      : program_(program), usage_(usage) {
+      : program_(program) {
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
       if (arg == "--help" || arg == "-h") {
@@ -75,7 +75,6 @@ class Flags {
 
  private:
   const char* program_;
-  const char* usage_;
   std::map<std::string, std::string> values_;
 };
 

@@ -99,14 +99,15 @@ void WritePlots(const std::filesystem::path& dir, const std::vector<Experiment>&
       for (const auto& [metric, label] : {std::pair{"mean", "mean worker sending rate (Gbps)"},
                                           std::pair{"min", "min worker sending rate (Gbps)"}}) {
         const std::string base = absl::StrFormat("%s-%s-%s", e.name, model, metric);
+        const bool mean_metric = std::string(metric) == "mean";
         std::ofstream data(dir / (base + ".dat"));
         for (const char* p : kPlanners) {
           data << "# " << p << "\n";
           for (int w : e.workers) {
             auto it = groups.find({e.name, model, p, w});
             if (it == groups.end()) continue;
-            const Stat s = Over(it->second, [&](const Row& r) {
-              return std::string(metric) == "mean" ? r.mean_rate : r.min_rate;
+            const Stat s = Over(it->second, [mean_metric](const Row& r) {
+              return mean_metric ? r.mean_rate : r.min_rate;
             });
             data << w << " " << s.mean << " " << s.sd << "\n";
           }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -22,6 +23,9 @@ using LinkId = int32_t;
 // are full duplex, so each direction has the link's capacity.
 using ArcId = int32_t;
 inline constexpr NodeId kNoNode = -1;
+// Node ids travel in 16-bit wire fields (agg_node), so a topology holds at
+// most this many nodes.
+inline constexpr int kMaxNodes = 65535;
 
 enum class NodeKind : uint8_t { kHost, kSwitch };
 enum class HostRole : uint8_t { kIdle, kWorker, kRoot };
@@ -107,6 +111,7 @@ class Topology {
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<std::vector<Adjacent>> adjacency_;
+  absl::flat_hash_map<std::string, NodeId> by_name_;
 };
 
 // JSON (docs/topology.md). Errors name the element and field at fault,

@@ -169,24 +169,46 @@ absl::StatusOr<Path> PathFromNodes(const Topology& topo, const std::vector<NodeI
   return p;
 }
 
+absl::StatusOr<double> Number(const Json& obj, const char* key, const std::string& where,
+                              double fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return fallback;
+  if (!it->is_number() || !(it->get<double>() >= 0)) {
+    return Error(where + "." + key, "must be a number >= 0");
+  }
+  return it->get<double>();
+}
+
+absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc);
+
 }  // namespace
 
 absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) {
-  Json doc;
+  // Every field is type-checked before use; the catch only keeps a JSON
+  // library exception from ever leaving the library.
   try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+    const Json doc = Json::parse(text);
+    return ParsePlan(topo, doc);
+  } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrFormat("plan JSON: %s", e.what()));
   }
+}
+
+namespace {
+
+absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
   if (!doc.is_object()) return Error("", "must be a JSON object");
-  if (doc.value("format", "") != "grid-plan/1") {
+  if (!doc.contains("format") || doc["format"] != "grid-plan/1") {
     return Error("format", "must be \"grid-plan/1\"");
   }
   Plan plan;
-  plan.planner = doc.value("planner", "");
+  if (doc.contains("planner")) {
+    if (!doc["planner"].is_string()) return Error("planner", "must be a string");
+    plan.planner = doc["planner"].get<std::string>();
+  }
   if (!doc.contains("job") || !doc["job"].is_object()) return Error("job", "is required");
   const Json& job = doc["job"];
-  auto root = NodeNamed(topo, job.value("root", Json()), "job.root");
+  auto root = NodeNamed(topo, job.contains("root") ? job["root"] : Json(), "job.root");
   if (!root.ok()) return root.status();
   plan.job.root = *root;
   if (!job.contains("workers") || !job["workers"].is_array()) return Error("job.workers", "is required");
@@ -195,9 +217,16 @@ absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) 
     if (!h.ok()) return h.status();
     plan.job.workers.push_back(*h);
   }
-  plan.job.worker_gbps = job.value("worker_gbps", 0.0);
-  plan.job.ps_ingress_gbps = job.value("ps_ingress_gbps", 0.0);
-  plan.job.seed = job.value("seed", uint64_t{1});
+  auto worker_gbps = Number(job, "worker_gbps", "job", 0);
+  if (!worker_gbps.ok()) return worker_gbps.status();
+  plan.job.worker_gbps = *worker_gbps;
+  auto ps_gbps = Number(job, "ps_ingress_gbps", "job", 0);
+  if (!ps_gbps.ok()) return ps_gbps.status();
+  plan.job.ps_ingress_gbps = *ps_gbps;
+  if (job.contains("seed")) {
+    if (!job["seed"].is_number_unsigned()) return Error("job.seed", "must be a whole number >= 0");
+    plan.job.seed = job["seed"].get<uint64_t>();
+  }
 
   std::map<int, Path> paths;
   if (!doc.contains("paths") || !doc["paths"].is_array()) return Error("paths", "is required");
@@ -242,7 +271,9 @@ absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) 
     auto rank = Int(workers[i], "rank", where);
     if (!rank.ok()) return rank.status();
     if (*rank != static_cast<int>(i)) return Error(where + ".rank", "ranks must be listed in order");
-    auto agg = NodeNamed(topo, workers[i].value("aggregator", Json()), where + ".aggregator");
+    if (!workers[i].is_object()) return Error(where, "must be an object");
+    auto agg = NodeNamed(topo, workers[i].contains("aggregator") ? workers[i]["aggregator"] : Json(),
+                         where + ".aggregator");
     if (!agg.ok()) return agg.status();
     auto up = path_label(workers[i], "path", where);
     if (!up.ok()) return up.status();
@@ -254,7 +285,8 @@ absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) 
   for (size_t i = 0; i < doc["aggregators"].size(); ++i) {
     const std::string where = absl::StrFormat("aggregators[%d]", i);
     const Json& a = doc["aggregators"][i];
-    auto node = NodeNamed(topo, a.value("node", Json()), where + ".node");
+    if (!a.is_object()) return Error(where, "must be an object");
+    auto node = NodeNamed(topo, a.contains("node") ? a["node"] : Json(), where + ".node");
     if (!node.ok()) return node.status();
     auto to_root = path_label(a, "path_to_root", where);
     if (!to_root.ok()) return to_root.status();
@@ -263,5 +295,7 @@ absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) 
   if (absl::Status s = ValidatePlan(topo, plan); !s.ok()) return s;
   return plan;
 }
+
+}  // namespace
 
 }  // namespace grid::planner

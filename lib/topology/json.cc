@@ -73,15 +73,24 @@ absl::Status Rewhere(absl::Status s, const std::string& where) {
   return absl::InvalidArgumentError(where + ": " + std::string(s.message()));
 }
 
+absl::StatusOr<Topology> ParseTopology(const Json& doc);
+
 }  // namespace
 
 absl::StatusOr<Topology> ParseTopologyJson(std::string_view text) {
-  Json doc;
+  // Every field is type-checked before use; the catch only keeps a JSON
+  // library exception from ever leaving the library.
   try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+    const Json doc = Json::parse(text);
+    return ParseTopology(doc);
+  } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrFormat("topology JSON: %s", e.what()));
   }
+}
+
+namespace {
+
+absl::StatusOr<Topology> ParseTopology(const Json& doc) {
   if (absl::Status s = CheckFields(doc, "topology", {"name", "defaults", "switches", "hosts", "links"});
       !s.ok()) {
     return s;
@@ -184,6 +193,8 @@ absl::StatusOr<Topology> ParseTopologyJson(std::string_view text) {
   if (absl::Status s = topo.Validate(); !s.ok()) return s;
   return topo;
 }
+
+}  // namespace
 
 std::string TopologyToJson(const Topology& topo) {
   nlohmann::ordered_json doc;

@@ -44,6 +44,10 @@ NodeId Topology::ArcTo(ArcId arc) const {
 
 absl::StatusOr<NodeId> Topology::AddNode(Node node) {
   if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
+  if (num_nodes() >= kMaxNodes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "node \"%s\": a topology holds at most %d nodes (16-bit node ids)", node.name, kMaxNodes));
+  }
   if (Find(node.name)) {
     return absl::InvalidArgumentError(absl::StrFormat("duplicate node name \"%s\"", node.name));
   }
@@ -58,9 +62,11 @@ absl::StatusOr<NodeId> Topology::AddNode(Node node) {
           absl::StrFormat("switch \"%s\": slots must be >= 0 (got %d)", node.name, node.slots));
     }
   }
+  const auto id = static_cast<NodeId>(nodes_.size());
+  by_name_[node.name] = id;
   nodes_.push_back(std::move(node));
   adjacency_.emplace_back();
-  return static_cast<NodeId>(nodes_.size() - 1);
+  return id;
 }
 
 absl::StatusOr<LinkId> Topology::AddLink(std::string_view a, std::string_view b, double gbps,
@@ -106,10 +112,9 @@ absl::StatusOr<LinkId> Topology::AddLink(NodeId a, NodeId b, double gbps, double
 }
 
 std::optional<NodeId> Topology::Find(std::string_view name) const {
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].name == name) return static_cast<NodeId>(i);
-  }
-  return std::nullopt;
+  auto it = by_name_.find(absl::string_view(name.data(), name.size()));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
 }
 
 NodeId Topology::TorOf(NodeId host) const {

@@ -344,6 +344,12 @@ TEST(PlanJson, RoundTripsAndRejects) {
     EXPECT_THAT(p.status().message(), HasSubstr(message)) << from;
   };
   reject("grid-plan/1", "grid-plan/9", "format");
+  // Found by plan_fuzz: wrong JSON types and overflowing numbers are errors,
+  // never exceptions.
+  reject("\"planner\": \"grid-paths\"", "\"planner\": []", "planner: must be a string");
+  reject("\"seed\": 2", "\"seed\": -2", "job.seed");
+  reject("\"seed\": 2", "\"seed\": 1e99999", "plan JSON");
+  reject("\"worker_gbps\": 0.0", "\"worker_gbps\": \"fast\"", "job.worker_gbps");
   reject("\"rank\": 1", "\"rank\": 5", "workers[1].rank");
   reject("\"label\": 1,", "\"label\": 70000,", "paths[0].label");
   reject("\"aggregator\": \"", "\"aggregator\": \"nowhere", "unknown node");
