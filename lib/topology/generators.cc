@@ -79,6 +79,8 @@ struct Common {
   std::string cap;
   int slots;
   uint64_t seed;
+  double gbps;
+  double latency_us;
 };
 
 absl::StatusOr<Common> CommonOptions(Spec& spec, const char* default_prog, const char* default_cap) {
@@ -91,6 +93,12 @@ absl::StatusOr<Common> CommonOptions(Spec& spec, const char* default_prog, const
   auto seed = IntOption(spec, "seed", 1, 0, 2147483647);
   if (!seed.ok()) return seed.status();
   c.seed = static_cast<uint64_t>(*seed);
+  auto gbps = DoubleOption(spec, "link", 100);
+  if (!gbps.ok()) return gbps.status();
+  c.gbps = *gbps;
+  auto lat = DoubleOption(spec, "lat", 1);
+  if (!lat.ok()) return lat.status();
+  c.latency_us = *lat;
   return c;
 }
 
@@ -164,8 +172,7 @@ struct Builder {
   }
   void Connect(std::string a, std::string b) { links.emplace_back(std::move(a), std::move(b)); }
 
-  absl::StatusOr<Topology> Finish(const std::string& name, Spec& spec, const Common& common,
-                                  double gbps, double latency_us) {
+  absl::StatusOr<Topology> Finish(const std::string& name, Spec& spec, const Common& common) {
     for (const auto& [key, value] : spec.options) {
       if (!spec.used[key]) {
         return absl::InvalidArgumentError(
@@ -186,7 +193,7 @@ struct Builder {
       if (auto id = topo.AddNode(std::move(n)); !id.ok()) return id.status();
     }
     for (const auto& [a, b] : links) {
-      if (auto id = topo.AddLink(a, b, gbps, latency_us); !id.ok()) return id.status();
+      if (auto id = topo.AddLink(a, b, common.gbps, common.latency_us); !id.ok()) return id.status();
     }
     if (absl::Status s = topo.Validate(); !s.ok()) return s;
     return topo;
@@ -198,10 +205,6 @@ absl::StatusOr<Topology> Testbed(Spec& spec) {
   // parameter server; S2 hosts W3, W4, W7; S3 hosts W5, W6, W8.
   auto common = CommonOptions(spec, "all", "fixed:3200");
   if (!common.ok()) return common.status();
-  auto gbps = DoubleOption(spec, "link", 100);
-  if (!gbps.ok()) return gbps.status();
-  auto lat = DoubleOption(spec, "lat", 1);
-  if (!lat.ok()) return lat.status();
   Builder b;
   for (const char* s : {"S1", "S2", "S3"}) b.Switch(s, Tier::kTor);
   const std::pair<const char*, const char*> hosts[] = {
@@ -214,7 +217,7 @@ absl::StatusOr<Topology> Testbed(Spec& spec) {
   b.Connect("S2", "S3");
   b.Connect("S3", "S1");
   for (const auto& [h, s] : hosts) b.Connect(h, s);
-  return b.Finish("testbed", spec, *common, *gbps, *lat);
+  return b.Finish("testbed", spec, *common);
 }
 
 absl::StatusOr<Topology> FatTree(Spec& spec) {
@@ -225,10 +228,6 @@ absl::StatusOr<Topology> FatTree(Spec& spec) {
   if (!hosts.ok()) return hosts.status();
   auto common = CommonOptions(spec, "all", "uniform:100:3200");
   if (!common.ok()) return common.status();
-  auto gbps = DoubleOption(spec, "link", 100);
-  if (!gbps.ok()) return gbps.status();
-  auto lat = DoubleOption(spec, "lat", 1);
-  if (!lat.ok()) return lat.status();
   const int half = *k / 2;
   Builder b;
   for (int c = 0; c < half * half; ++c) b.Switch(absl::StrFormat("core%d", c), Tier::kCore);
@@ -263,7 +262,7 @@ absl::StatusOr<Topology> FatTree(Spec& spec) {
       }
     }
   }
-  return b.Finish(absl::StrFormat("fattree-k%d", *k), spec, *common, *gbps, *lat);
+  return b.Finish(absl::StrFormat("fattree-k%d", *k), spec, *common);
 }
 
 absl::StatusOr<Topology> LeafSpine(Spec& spec) {
@@ -275,10 +274,6 @@ absl::StatusOr<Topology> LeafSpine(Spec& spec) {
   if (!hosts.ok()) return hosts.status();
   auto common = CommonOptions(spec, "all", "uniform:100:3200");
   if (!common.ok()) return common.status();
-  auto gbps = DoubleOption(spec, "link", 100);
-  if (!gbps.ok()) return gbps.status();
-  auto lat = DoubleOption(spec, "lat", 1);
-  if (!lat.ok()) return lat.status();
   Builder b;
   for (int s = 0; s < *spines; ++s) b.Switch(absl::StrFormat("spine%d", s), Tier::kCore);
   for (int l = 0; l < *leaves; ++l) b.Switch(absl::StrFormat("leaf%d", l), Tier::kTor);
@@ -291,7 +286,7 @@ absl::StatusOr<Topology> LeafSpine(Spec& spec) {
   for (int h = 0; h < *leaves * *hosts; ++h) {
     b.Connect(absl::StrFormat("h%d", h), absl::StrFormat("leaf%d", h / *hosts));
   }
-  return b.Finish(absl::StrFormat("leafspine-%dx%d", *spines, *leaves), spec, *common, *gbps, *lat);
+  return b.Finish(absl::StrFormat("leafspine-%dx%d", *spines, *leaves), spec, *common);
 }
 
 }  // namespace
