@@ -139,7 +139,19 @@ class PlannerRegistry {
   std::map<std::string, PlannerFactory, std::less<>> factories_;
 };
 
-// ---- Plan files (docs/plan.md) ---------------------------------------------
+// ---- Path labels and plan files (docs/plan.md) -------------------------------
+
+// Every distinct route of a plan gets a label, 1, 2, ... in order of first
+// use: ranks in order (uplink, then result path), then aggregating switches
+// in order (to the root, then from it). Switches forward by label.
+struct PathLabels {
+  std::vector<Path> paths;                        // label l is paths[l - 1]
+  std::vector<uint16_t> up, result;               // per rank
+  std::map<NodeId, uint16_t> to_root, from_root;  // per aggregating switch
+};
+PathLabels LabelPaths(const Plan& plan);
+Path ReversePath(const Path& path);
+
 
 // `evaluation` (optional) is written as the plan's predicted rates.
 std::string PlanToJson(const Topology& topology, const Plan& plan,

@@ -9,49 +9,41 @@ namespace {
 
 using Ordered = nlohmann::ordered_json;
 
-// Assigns each distinct path a label (1, 2, ...) in the order first seen.
-class Labels {
- public:
-  explicit Labels(const Topology& topo) : topo_(topo) {}
+// Rounds to 1e-6 Gbps (1 kbps) so printed plans do not carry solver noise.
+double Clean(double v) { return std::round(v * 1e6) / 1e6; }
 
-  int Of(const Path& path) {
-    for (size_t i = 0; i < paths_.size(); ++i) {
-      if (paths_[i].nodes == path.nodes) return static_cast<int>(i) + 1;
-    }
-    paths_.push_back(path);
-    return static_cast<int>(paths_.size());
-  }
+}  // namespace
 
-  Ordered ToJson() const {
-    Ordered out = Ordered::array();
-    for (size_t i = 0; i < paths_.size(); ++i) {
-      Ordered nodes = Ordered::array();
-      for (NodeId n : paths_[i].nodes) nodes.push_back(topo_.node(n).name);
-      out.push_back({{"label", i + 1}, {"nodes", nodes}});
-    }
-    return out;
-  }
-
- private:
-  const Topology& topo_;
-  std::vector<Path> paths_;
-};
-
-Path Reversed(const Path& p) {
+Path ReversePath(const Path& p) {
   Path r;
   r.nodes.assign(p.nodes.rbegin(), p.nodes.rend());
   for (auto it = p.arcs.rbegin(); it != p.arcs.rend(); ++it) r.arcs.push_back(Topology::Reverse(*it));
   return r;
 }
 
-// Rounds to 1e-6 Gbps (1 kbps) so printed plans do not carry solver noise.
-double Clean(double v) { return std::round(v * 1e6) / 1e6; }
-
-}  // namespace
+PathLabels LabelPaths(const Plan& plan) {
+  PathLabels labels;
+  auto label_of = [&](const Path& path) {
+    for (size_t i = 0; i < labels.paths.size(); ++i) {
+      if (labels.paths[i].nodes == path.nodes) return static_cast<uint16_t>(i + 1);
+    }
+    labels.paths.push_back(path);
+    return static_cast<uint16_t>(labels.paths.size());
+  };
+  for (const WorkerRoute& route : plan.workers) {
+    labels.up.push_back(label_of(route.up));
+    labels.result.push_back(label_of(ReversePath(route.up)));
+  }
+  for (const auto& [sw, path] : plan.to_root) {
+    labels.to_root[sw] = label_of(path);
+    labels.from_root[sw] = label_of(ReversePath(path));
+  }
+  return labels;
+}
 
 std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation* evaluation,
                        Model model) {
-  Labels labels(topo);
+  const PathLabels labels = LabelPaths(plan);
   const std::string& root = topo.node(plan.job.root).name;
   Ordered doc;
   doc["format"] = "grid-plan/1";
@@ -74,8 +66,8 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
     w["rank"] = r;
     w["host"] = topo.node(plan.job.workers[r]).name;
     w["aggregator"] = topo.node(route.aggregator).name;
-    w["path"] = labels.Of(route.up);
-    w["result_path"] = labels.Of(Reversed(route.up));
+    w["path"] = labels.up[r];
+    w["result_path"] = labels.result[r];
     workers.push_back(w);
   }
   Ordered aggregators = Ordered::array();
@@ -85,8 +77,8 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
     j["node"] = topo.node(a.node).name;
     j["members"] = a.members;
     j["fan_in"] = a.members.size();
-    j["path_to_root"] = labels.Of(*a.to_root);
-    j["path_from_root"] = labels.Of(Reversed(*a.to_root));
+    j["path_to_root"] = labels.to_root.at(a.node);
+    j["path_from_root"] = labels.from_root.at(a.node);
     aggregators.push_back(j);
     contributors.push_back({{"switch", topo.node(a.node).name}});
   }
@@ -96,7 +88,13 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
   doc["workers"] = workers;
   doc["aggregators"] = aggregators;
   doc["root"] = {{"host", root}, {"fan_in", contributors.size()}, {"contributors", contributors}};
-  doc["paths"] = labels.ToJson();
+  Ordered paths = Ordered::array();
+  for (size_t i = 0; i < labels.paths.size(); ++i) {
+    Ordered nodes = Ordered::array();
+    for (NodeId n : labels.paths[i].nodes) nodes.push_back(topo.node(n).name);
+    paths.push_back({{"label", i + 1}, {"nodes", nodes}});
+  }
+  doc["paths"] = paths;
   if (evaluation != nullptr) {
     Ordered p;
     p["model"] = ModelName(model);

@@ -1,0 +1,218 @@
+// The GRID switch pipeline: the reference model of what an aggregation switch
+// does to each packet (docs/switch.md). It is pure: no I/O, no clock, no
+// allocation per packet. grid-switch runs it on DPDK ports, the tests drive it
+// with crafted frames, and the P4 programs implement the same tables,
+// registers and decisions.
+#ifndef GRID_SWITCH_H_
+#define GRID_SWITCH_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "grid/wire.h"
+
+namespace grid::sw {
+
+// ---- Table entries (docs/switch.md, "grid-switch/1" JSON) -------------------
+
+// Where a replica or a locally generated packet goes: the next hop's port and
+// the addresses written into it.
+struct Endpoint {
+  uint16_t port = 0;
+  uint32_t ip = 0;
+  wire::MacAddress mac{};
+};
+
+// Members per aggregating switch and job in this pipeline (the P4 programs'
+// 32-bit bitmaps take 32).
+inline constexpr int kMaxMembers = 256;
+
+struct Member {
+  uint16_t rank = 0;
+  uint8_t bit = 0;             // bit in the contributor bitmap, 0..kMaxMembers-1
+  Endpoint to;                 // the member host
+  uint16_t result_label = 0;   // path label of the member's result path
+};
+
+// A job's entry: every switch on a job's paths has one (to check the token);
+// the switches that aggregate for it also have `aggregate`.
+struct JobEntry {
+  uint16_t job_id = 0;
+  uint32_t token = 0;
+  struct Aggregate {
+    uint16_t fan_in = 0;          // = members.size()
+    uint16_t elements = wire::kDefaultElements;  // max elements per packet
+    uint32_t slot_base = 0;       // this job's pool in the switch's slot memory
+    uint32_t slots = 0;           // pool size P
+    std::vector<Member> members;  // at most kMaxMembers
+    Endpoint root;                // the root host, via the port of the path to it
+    uint16_t root_node = 0;       // agg_node of the partials
+    uint16_t root_fan_in = 0;     // fan_in of the partials (the root's contributors)
+    uint16_t to_root_label = 0;   // path label of the partials
+  };
+  std::optional<Aggregate> aggregate;
+};
+
+struct SwitchConfig {
+  std::string name;
+  uint16_t node_id = 0;  // matched against grid.agg_node
+  uint32_t ip = 0;       // source address of the packets the switch makes
+  wire::MacAddress mac{};
+  uint16_t num_ports = 0;
+  uint32_t slot_memory = 0;                       // slots the switch has in all
+  std::map<uint16_t, Endpoint> label_routes;      // path label -> next hop
+  std::map<uint32_t, Endpoint> ip_routes;         // plain IPv4 forwarding (other traffic)
+  std::map<uint16_t, JobEntry> jobs;              // by job id
+  // A queue deeper than this (packets) marks CONGESTION on what it carries.
+  uint32_t congestion_threshold = 64;
+};
+
+// Checks ranges and consistency; errors name the job, member or field.
+absl::Status ValidateConfig(const SwitchConfig& config);
+
+std::string ConfigToJson(const SwitchConfig& config);
+absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text);
+
+std::string IpToString(uint32_t ip);
+absl::StatusOr<uint32_t> ParseIp(std::string_view text);
+std::string MacToString(const wire::MacAddress& mac);
+absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text);
+
+// ---- Counters -----------------------------------------------------------------
+
+// Why a packet was dropped. The first kNumWireErrors values are the codec's
+// WireError reasons (malformed GRID packets); the rest are the pipeline's.
+enum class Drop : uint8_t {
+  kUnknownJob = wire::kNumWireErrors,
+  kBadToken,
+  kNotMember,       // DATA from a rank that is not a member here
+  kBadSlot,         // slot outside the job's pool
+  kBadFanIn,        // fan_in disagrees with the table
+  kBadLength,       // num_elements above the job's, or unlike the chunk's first packet
+  kCollision,       // the slot copy is busy with another chunk (a SIGNAL goes back)
+  kDuplicate,       // a retransmission into a copy that is still incomplete
+  kNoRoute,         // no entry for the path label or destination address
+  kNotForUs,        // a PARTIAL or DATA for this switch that it does not aggregate
+  kStale,           // a late packet of a chunk whose slot copy has moved on
+  kEnd,
+};
+inline constexpr int kNumDrops = static_cast<int>(Drop::kEnd);
+const char* DropName(int reason);
+
+struct JobCounters {
+  uint64_t data = 0;            // DATA aggregated here (added to a slot)
+  uint64_t partials = 0;        // partials sent on completion
+  uint64_t partials_resent = 0; // partials re-sent for a retransmission into a complete copy
+  uint64_t results = 0;         // RESULTs received for the members
+  uint64_t replicas = 0;        // RESULT copies sent to members
+  uint64_t collisions = 0;
+  uint64_t duplicates = 0;
+  uint64_t overflows = 0;       // completed chunks whose int32 sum wrapped
+};
+
+struct PortCounters {
+  uint64_t rx_packets = 0, rx_bytes = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0;
+};
+
+struct Counters {
+  std::array<uint64_t, kNumDrops> drops{};
+  uint64_t forwarded = 0;       // by label or address, unchanged
+  uint64_t other_forwarded = 0; // non-GRID traffic forwarded by address
+  std::map<uint16_t, JobCounters> jobs;
+  std::vector<PortCounters> ports;
+  uint64_t total_drops() const;
+};
+
+// ---- The pipeline -----------------------------------------------------------
+
+// A frame the pipeline emits: either the input frame itself (possibly
+// rewritten in place) or bytes it built in the output arena.
+struct OutFrame {
+  uint16_t port;
+  bool is_input;
+  uint32_t offset;  // into Output::arena (when !is_input)
+  uint32_t length;
+};
+
+struct Output {
+  std::vector<uint8_t> arena;
+  std::vector<OutFrame> frames;
+  void Clear() {
+    arena.clear();
+    frames.clear();
+  }
+  absl::Span<const uint8_t> Bytes(const OutFrame& f, absl::Span<const uint8_t> input) const {
+    return f.is_input ? input.first(f.length) : absl::MakeConstSpan(arena).subspan(f.offset, f.length);
+  }
+};
+
+class Pipeline {
+ public:
+  static absl::StatusOr<Pipeline> Create(SwitchConfig config);
+
+  // Processes one frame that arrived on `in_port`, appending what it emits to
+  // `out` (which the caller clears between frames or batches).
+  void Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out);
+
+  // The I/O layer reports queue depths; a port past the threshold marks
+  // CONGESTION on the GRID packets it is given.
+  void SetQueueDepth(uint16_t port, uint32_t packets);
+
+  const SwitchConfig& config() const { return config_; }
+  const Counters& counters() const { return counters_; }
+  void ResetCounters();
+
+  // Replaces the tables. Slot state of jobs that keep their pool is kept.
+  absl::Status Reload(SwitchConfig config);
+
+ private:
+  struct Copy {
+    uint32_t op_seq = 0;
+    uint32_t chunk = 0;
+    std::array<uint64_t, kMaxMembers / 64> bitmap{};
+    uint16_t count = 0;
+    uint16_t num_elements = 0;
+    uint8_t exponent = 0;
+    uint8_t next_exponent = 0;
+    uint8_t flags = 0;  // CONGESTION / OVERFLOW seen while aggregating
+    bool complete = false;
+  };
+  struct JobState {
+    std::vector<Copy> copies;    // 2 per slot
+    std::vector<int32_t> values; // 2 * slots * elements
+    std::vector<uint16_t> rank_bit;  // rank -> bit + 1 (0: not a member), 65536 entries
+  };
+
+  explicit Pipeline(SwitchConfig config);
+  void BuildState();
+  void Aggregate(const wire::FrameView& view, const JobEntry& job, JobState& state,
+                 uint16_t in_port, Output* out);
+  void EmitPartial(const wire::FrameView& view, const JobEntry& job, JobState& state,
+                   uint32_t copy_index, uint16_t requester, Output* out);
+  void Replicate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
+                 Output* out);
+  void Signal(const wire::FrameView& view, uint8_t flag, const JobEntry& job, uint16_t in_port,
+              Output* out);
+  void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
+  void Emit(uint16_t port, bool is_input, uint32_t offset, uint32_t length, Output* out);
+  void DropPacket(int reason) { ++counters_.drops[reason]; }
+  bool Congested(uint16_t port) const;
+
+  SwitchConfig config_;
+  Counters counters_;
+  std::map<uint16_t, JobState> state_;
+  std::vector<uint32_t> queue_depth_;
+};
+
+}  // namespace grid::sw
+
+#endif  // GRID_SWITCH_H_

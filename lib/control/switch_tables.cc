@@ -1,0 +1,112 @@
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "grid/control.h"
+
+namespace grid::control {
+namespace {
+
+using topology::NodeId;
+using topology::Topology;
+
+// The port of `from` that leads to its neighbour `to`.
+int PortTo(const Topology& topo, NodeId from, NodeId to) {
+  const auto adj = topo.neighbors(from);
+  for (size_t p = 0; p < adj.size(); ++p) {
+    if (adj[p].node == to) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+// The next hop after `node` on `path`, as an endpoint towards `destination`.
+sw::Endpoint Toward(const Topology& topo, const topology::Path& path, size_t at, NodeId destination) {
+  const NodeId next = path.nodes[at + 1];
+  return {static_cast<uint16_t>(PortTo(topo, path.nodes[at], next)), NodeIp(destination), NodeMac(next)};
+}
+
+}  // namespace
+
+uint32_t NodeIp(NodeId node) { return 0x0a000000u | static_cast<uint32_t>(node + 1); }
+
+wire::MacAddress NodeMac(NodeId node) {
+  const auto n = static_cast<uint32_t>(node + 1);
+  return {0x02, 0x00, 0x00, 0x00, static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
+}
+
+absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topology& topo,
+                                                                      const planner::Plan& plan,
+                                                                      const JobParams& job) {
+  if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
+  const planner::PathLabels labels = planner::LabelPaths(plan);
+  if (labels.paths.size() > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("job %d: %d distinct paths; path labels are 16 bits", job.job_id, labels.paths.size()));
+  }
+  std::map<NodeId, sw::SwitchConfig> configs;
+  topology::Router router(topo);
+  const std::vector<NodeId> hosts = topo.Hosts();
+  for (NodeId s : topo.Switches()) {
+    const topology::Node& n = topo.node(s);
+    sw::SwitchConfig& c = configs[s];
+    c.name = n.name;
+    c.node_id = static_cast<uint16_t>(s);
+    c.ip = NodeIp(s);
+    c.mac = NodeMac(s);
+    c.num_ports = static_cast<uint16_t>(topo.neighbors(s).size());
+    c.slot_memory = static_cast<uint32_t>(n.slots);
+    for (NodeId h : hosts) {
+      auto path = router.ShortestPath(s, h);
+      if (!path.ok()) return path.status();
+      c.ip_routes[NodeIp(h)] = Toward(topo, *path, 0, h);
+    }
+    c.jobs[job.job_id] = sw::JobEntry{job.job_id, job.token, std::nullopt};
+  }
+  for (size_t l = 0; l < labels.paths.size(); ++l) {
+    const topology::Path& path = labels.paths[l];
+    for (size_t i = 0; i + 1 < path.nodes.size(); ++i) {
+      const NodeId at = path.nodes[i];
+      if (!topo.node(at).is_switch()) continue;
+      configs[at].label_routes[static_cast<uint16_t>(l + 1)] = Toward(topo, path, i, path.nodes.back());
+    }
+  }
+  const auto aggregators = planner::Aggregators(plan);
+  const auto root_fan_in = static_cast<uint16_t>(
+      aggregators.size() + std::count_if(plan.workers.begin(), plan.workers.end(), [&](const auto& w) {
+        return w.aggregator == plan.job.root;
+      }));
+  for (const planner::Aggregator& a : aggregators) {
+    sw::SwitchConfig& c = configs[a.node];
+    const std::string where = absl::StrFormat("job %d, switch \"%s\"", job.job_id, c.name);
+    if (a.members.size() > static_cast<size_t>(sw::kMaxMembers)) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: %d members; the switch takes at most %d",
+                                                        where, a.members.size(), sw::kMaxMembers));
+    }
+    if (job.slot_base + job.slots > c.slot_memory) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: a pool of %d slots at %d does not fit its %d slots", where, job.slots, job.slot_base,
+          c.slot_memory));
+    }
+    sw::JobEntry::Aggregate agg;
+    agg.fan_in = static_cast<uint16_t>(a.members.size());
+    agg.elements = job.elements;
+    agg.slot_base = job.slot_base;
+    agg.slots = job.slots;
+    agg.root = Toward(topo, *a.to_root, 0, plan.job.root);
+    agg.root_node = static_cast<uint16_t>(plan.job.root);
+    agg.root_fan_in = root_fan_in;
+    agg.to_root_label = labels.to_root.at(a.node);
+    for (size_t i = 0; i < a.members.size(); ++i) {
+      const int rank = a.members[i];
+      const topology::Path result = planner::ReversePath(plan.workers[rank].up);
+      agg.members.push_back({static_cast<uint16_t>(rank), static_cast<uint8_t>(i),
+                             Toward(topo, result, 0, plan.job.workers[rank]), labels.result[rank]});
+    }
+    c.jobs[job.job_id].aggregate = std::move(agg);
+  }
+  for (const auto& [node, c] : configs) {
+    if (absl::Status s = sw::ValidateConfig(c); !s.ok()) return s;
+  }
+  return configs;
+}
+
+}  // namespace grid::control

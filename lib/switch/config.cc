@@ -1,0 +1,350 @@
+// Switch table entries: validation and the "grid-switch/1" JSON form
+// (docs/switch.md).
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "grid/switch.h"
+
+namespace grid::sw {
+
+std::string IpToString(uint32_t ip) {
+  return absl::StrFormat("%d.%d.%d.%d", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+}
+
+absl::StatusOr<uint32_t> ParseIp(std::string_view text) {
+  const std::vector<std::string> parts = absl::StrSplit(absl::string_view(text.data(), text.size()), '.');
+  uint32_t ip = 0;
+  bool ok = parts.size() == 4;
+  for (size_t i = 0; ok && i < parts.size(); ++i) {
+    uint32_t byte = 0;
+    ok = !parts[i].empty() && parts[i].size() <= 3 && absl::SimpleAtoi(parts[i], &byte) && byte <= 255;
+    ip = (ip << 8) | byte;
+  }
+  if (!ok) return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not an IPv4 address", std::string(text)));
+  return ip;
+}
+
+std::string MacToString(const wire::MacAddress& mac) {
+  return absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+                         mac[5]);
+}
+
+absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text) {
+  const std::vector<std::string> parts = absl::StrSplit(absl::string_view(text.data(), text.size()), ':');
+  wire::MacAddress mac{};
+  bool ok = parts.size() == 6;
+  for (size_t i = 0; ok && i < parts.size(); ++i) {
+    uint32_t byte = 0;
+    ok = parts[i].size() == 2 && absl::SimpleHexAtoi(parts[i], &byte) && byte <= 255;
+    mac[i] = static_cast<uint8_t>(byte);
+  }
+  if (!ok) return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not a MAC address", std::string(text)));
+  return mac;
+}
+
+absl::Status ValidateConfig(const SwitchConfig& c) {
+  auto bad = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrFormat("switch \"%s\": %s", c.name, what));
+  };
+  if (c.num_ports == 0) return bad("ports must be >= 1");
+  auto check_port = [&](const Endpoint& e, const std::string& where) -> absl::Status {
+    if (e.port >= c.num_ports) {
+      return bad(absl::StrFormat("%s: port %d is not below ports (%d)", where, e.port, c.num_ports));
+    }
+    return absl::OkStatus();
+  };
+  for (const auto& [label, e] : c.label_routes) {
+    if (label == 0) return bad("label_routes: label 0 is reserved");
+    if (absl::Status s = check_port(e, absl::StrFormat("label %d", label)); !s.ok()) return s;
+  }
+  for (const auto& [ip, e] : c.ip_routes) {
+    if (absl::Status s = check_port(e, "ip route " + IpToString(ip)); !s.ok()) return s;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> pools;
+  for (const auto& [id, job] : c.jobs) {
+    const std::string where = absl::StrFormat("job %d", id);
+    if (job.job_id != id) return bad(where + ": keyed under a different job id");
+    if (!job.aggregate) continue;
+    const JobEntry::Aggregate& a = *job.aggregate;
+    if (a.members.empty() || a.members.size() > kMaxMembers) {
+      return bad(absl::StrFormat("%s: %d members; an aggregating switch takes 1 to %d per job",
+                                 where, a.members.size(), kMaxMembers));
+    }
+    if (a.fan_in != a.members.size()) {
+      return bad(absl::StrFormat("%s: fan_in %d but %d members", where, a.fan_in, a.members.size()));
+    }
+    if (a.elements == 0 || a.elements > wire::kMaxElements) {
+      return bad(absl::StrFormat("%s: elements %d outside [1, %d]", where, a.elements, wire::kMaxElements));
+    }
+    if (a.slots == 0 || a.slots > 65536) {
+      return bad(absl::StrFormat("%s: slots %d outside [1, 65536]", where, a.slots));
+    }
+    if (uint64_t{a.slot_base} + a.slots > c.slot_memory) {
+      return bad(absl::StrFormat("%s: slots [%d, %d) exceed the switch's slot memory (%d)", where,
+                                 a.slot_base, uint64_t{a.slot_base} + a.slots, c.slot_memory));
+    }
+    for (const auto& [base, size] : pools) {
+      if (a.slot_base < base + size && base < a.slot_base + a.slots) {
+        return bad(absl::StrFormat("%s: slots [%d, %d) overlap another job's pool", where,
+                                   a.slot_base, a.slot_base + a.slots));
+      }
+    }
+    pools.emplace_back(a.slot_base, a.slots);
+    if (a.root_fan_in == 0) return bad(where + ": root_fan_in must be >= 1");
+    if (a.to_root_label == 0) return bad(where + ": to_root_label must be set");
+    if (absl::Status s = check_port(a.root, where + " root"); !s.ok()) return s;
+    std::set<uint16_t> ranks;
+    std::set<uint8_t> bits;
+    for (const Member& m : a.members) {
+      const std::string mw = absl::StrFormat("%s member rank %d", where, m.rank);
+      if (m.rank == wire::kAllRanks) return bad(mw + ": rank 65535 is reserved");
+      if (!ranks.insert(m.rank).second) return bad(mw + ": listed twice");
+      if (!bits.insert(m.bit).second) return bad(absl::StrFormat("%s: bit %d used twice", mw, m.bit));
+      if (m.result_label == 0) return bad(mw + ": result_label must be set");
+      if (absl::Status s = check_port(m.to, mw); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+using Json = nlohmann::json;
+using Ordered = nlohmann::ordered_json;
+
+Ordered EndpointJson(const Endpoint& e) {
+  return {{"port", e.port}, {"ip", IpToString(e.ip)}, {"mac", MacToString(e.mac)}};
+}
+
+absl::Status Error(const std::string& where, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrFormat("switch config %s: %s", where, what));
+}
+
+// Reads an unsigned integer field in [0, max].
+absl::StatusOr<uint64_t> Uint(const Json& o, const char* key, const std::string& where, uint64_t max,
+                              std::optional<uint64_t> fallback = std::nullopt) {
+  if (!o.is_object()) return Error(where, "must be an object");
+  auto it = o.find(key);
+  if (it == o.end()) {
+    if (fallback) return *fallback;
+    return Error(where + "." + key, "is required");
+  }
+  const bool whole = it->is_number_unsigned() ||
+                     (it->is_number_integer() && it->get<int64_t>() >= 0);
+  if (!whole || it->get<uint64_t>() > max) {
+    return Error(where + "." + key, absl::StrFormat("must be a whole number in [0, %d]", max));
+  }
+  return it->get<uint64_t>();
+}
+
+absl::StatusOr<std::string> Str(const Json& o, const char* key, const std::string& where) {
+  if (!o.is_object()) return Error(where, "must be an object");
+  auto it = o.find(key);
+  if (it == o.end()) return Error(where + "." + key, "is required");
+  if (!it->is_string()) return Error(where + "." + key, "must be a string");
+  return it->get<std::string>();
+}
+
+absl::StatusOr<Endpoint> ParseEndpoint(const Json& o, const std::string& where) {
+  Endpoint e;
+  auto port = Uint(o, "port", where, 65535);
+  if (!port.ok()) return port.status();
+  e.port = static_cast<uint16_t>(*port);
+  auto ip = Str(o, "ip", where);
+  if (!ip.ok()) return ip.status();
+  auto ip_value = ParseIp(*ip);
+  if (!ip_value.ok()) return Error(where + ".ip", std::string(ip_value.status().message()));
+  e.ip = *ip_value;
+  auto mac = Str(o, "mac", where);
+  if (!mac.ok()) return mac.status();
+  auto mac_value = ParseMac(*mac);
+  if (!mac_value.ok()) return Error(where + ".mac", std::string(mac_value.status().message()));
+  e.mac = *mac_value;
+  return e;
+}
+
+absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
+  if (!doc.is_object()) return Error("", "must be a JSON object");
+  if (!doc.contains("format") || doc["format"] != "grid-switch/1") {
+    return Error("format", "must be \"grid-switch/1\"");
+  }
+  SwitchConfig c;
+  auto name = Str(doc, "name", "");
+  if (!name.ok()) return name.status();
+  c.name = *name;
+  auto node = Uint(doc, "node_id", "", 65535);
+  if (!node.ok()) return node.status();
+  c.node_id = static_cast<uint16_t>(*node);
+  Json self = {{"port", 0}};
+  for (const char* key : {"ip", "mac"}) {
+    if (doc.contains(key)) self[key] = doc[key];
+  }
+  auto own = ParseEndpoint(self, "");
+  if (!own.ok()) return own.status();
+  c.ip = own->ip;
+  c.mac = own->mac;
+  auto ports = Uint(doc, "ports", "", 65535);
+  if (!ports.ok()) return ports.status();
+  c.num_ports = static_cast<uint16_t>(*ports);
+  auto memory = Uint(doc, "slot_memory", "", 1u << 24, 0);
+  if (!memory.ok()) return memory.status();
+  c.slot_memory = static_cast<uint32_t>(*memory);
+  auto threshold = Uint(doc, "congestion_threshold", "", 1u << 30, 64);
+  if (!threshold.ok()) return threshold.status();
+  c.congestion_threshold = static_cast<uint32_t>(*threshold);
+  for (const char* section : {"label_routes", "ip_routes", "jobs"}) {
+    if (doc.contains(section) && !doc[section].is_array()) return Error(section, "must be an array");
+  }
+  const Json empty = Json::array();
+  const Json& labels = doc.contains("label_routes") ? doc["label_routes"] : empty;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const std::string where = absl::StrFormat("label_routes[%d]", i);
+    auto label = Uint(labels[i], "label", where, 65535);
+    if (!label.ok()) return label.status();
+    Json e = labels[i];
+    if (!e.contains("ip")) e["ip"] = "0.0.0.0";
+    auto ep = ParseEndpoint(e, where);
+    if (!ep.ok()) return ep.status();
+    if (!c.label_routes.emplace(static_cast<uint16_t>(*label), *ep).second) {
+      return Error(where + ".label", "listed twice");
+    }
+  }
+  const Json& ips = doc.contains("ip_routes") ? doc["ip_routes"] : empty;
+  for (size_t i = 0; i < ips.size(); ++i) {
+    const std::string where = absl::StrFormat("ip_routes[%d]", i);
+    auto ep = ParseEndpoint(ips[i], where);
+    if (!ep.ok()) return ep.status();
+    if (!c.ip_routes.emplace(ep->ip, *ep).second) return Error(where + ".ip", "listed twice");
+  }
+  const Json& jobs = doc.contains("jobs") ? doc["jobs"] : empty;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const std::string where = absl::StrFormat("jobs[%d]", i);
+    const Json& j = jobs[i];
+    JobEntry job;
+    auto id = Uint(j, "job_id", where, 65535);
+    if (!id.ok()) return id.status();
+    job.job_id = static_cast<uint16_t>(*id);
+    auto token = Uint(j, "token", where, 0xffffffffu);
+    if (!token.ok()) return token.status();
+    job.token = static_cast<uint32_t>(*token);
+    if (j.contains("aggregate")) {
+      const Json& a = j["aggregate"];
+      const std::string aw = where + ".aggregate";
+      JobEntry::Aggregate agg;
+      struct Field {
+        const char* key;
+        uint64_t max;
+        uint64_t* out;
+      };
+      uint64_t fan_in = 0, elements = 0, base = 0, slots = 0, root_node = 0, root_fan_in = 0, label = 0;
+      for (const Field& f : {Field{"fan_in", kMaxMembers, &fan_in}, Field{"elements", wire::kMaxElements, &elements},
+                             Field{"slot_base", 1u << 24, &base}, Field{"slots", 65536, &slots},
+                             Field{"root_node", 65535, &root_node},
+                             Field{"root_fan_in", 65535, &root_fan_in},
+                             Field{"to_root_label", 65535, &label}}) {
+        auto v = Uint(a, f.key, aw, f.max);
+        if (!v.ok()) return v.status();
+        *f.out = *v;
+      }
+      agg.fan_in = static_cast<uint16_t>(fan_in);
+      agg.elements = static_cast<uint16_t>(elements);
+      agg.slot_base = static_cast<uint32_t>(base);
+      agg.slots = static_cast<uint32_t>(slots);
+      agg.root_node = static_cast<uint16_t>(root_node);
+      agg.root_fan_in = static_cast<uint16_t>(root_fan_in);
+      agg.to_root_label = static_cast<uint16_t>(label);
+      if (!a.contains("root")) return Error(aw + ".root", "is required");
+      auto root = ParseEndpoint(a["root"], aw + ".root");
+      if (!root.ok()) return root.status();
+      agg.root = *root;
+      if (!a.contains("members") || !a["members"].is_array()) return Error(aw + ".members", "must be an array");
+      for (size_t m = 0; m < a["members"].size(); ++m) {
+        const std::string mw = absl::StrFormat("%s.members[%d]", aw, m);
+        const Json& mj = a["members"][m];
+        Member member;
+        auto rank = Uint(mj, "rank", mw, 65535);
+        if (!rank.ok()) return rank.status();
+        member.rank = static_cast<uint16_t>(*rank);
+        auto bit = Uint(mj, "bit", mw, kMaxMembers - 1);
+        if (!bit.ok()) return bit.status();
+        member.bit = static_cast<uint8_t>(*bit);
+        auto result = Uint(mj, "result_label", mw, 65535);
+        if (!result.ok()) return result.status();
+        member.result_label = static_cast<uint16_t>(*result);
+        auto to = ParseEndpoint(mj, mw);
+        if (!to.ok()) return to.status();
+        member.to = *to;
+        agg.members.push_back(member);
+      }
+      job.aggregate = std::move(agg);
+    }
+    if (!c.jobs.emplace(job.job_id, std::move(job)).second) return Error(where + ".job_id", "listed twice");
+  }
+  if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
+  return c;
+}
+
+}  // namespace
+
+std::string ConfigToJson(const SwitchConfig& c) {
+  Ordered doc;
+  doc["format"] = "grid-switch/1";
+  doc["name"] = c.name;
+  doc["node_id"] = c.node_id;
+  doc["ip"] = IpToString(c.ip);
+  doc["mac"] = MacToString(c.mac);
+  doc["ports"] = c.num_ports;
+  doc["slot_memory"] = c.slot_memory;
+  doc["congestion_threshold"] = c.congestion_threshold;
+  doc["label_routes"] = Ordered::array();
+  for (const auto& [label, e] : c.label_routes) {
+    doc["label_routes"].push_back({{"label", label}, {"port", e.port}, {"mac", MacToString(e.mac)}});
+  }
+  doc["ip_routes"] = Ordered::array();
+  for (const auto& [ip, e] : c.ip_routes) doc["ip_routes"].push_back(EndpointJson(e));
+  doc["jobs"] = Ordered::array();
+  for (const auto& [id, job] : c.jobs) {
+    Ordered j;
+    j["job_id"] = id;
+    j["token"] = job.token;
+    if (job.aggregate) {
+      const JobEntry::Aggregate& a = *job.aggregate;
+      Ordered agg;
+      agg["fan_in"] = a.fan_in;
+      agg["elements"] = a.elements;
+      agg["slot_base"] = a.slot_base;
+      agg["slots"] = a.slots;
+      agg["root_node"] = a.root_node;
+      agg["root_fan_in"] = a.root_fan_in;
+      agg["to_root_label"] = a.to_root_label;
+      agg["root"] = EndpointJson(a.root);
+      agg["members"] = Ordered::array();
+      for (const Member& m : a.members) {
+        Ordered mj = EndpointJson(m.to);
+        mj["rank"] = m.rank;
+        mj["bit"] = m.bit;
+        mj["result_label"] = m.result_label;
+        agg["members"].push_back(mj);
+      }
+      j["aggregate"] = agg;
+    }
+    doc["jobs"].push_back(j);
+  }
+  return doc.dump(2) + "\n";
+}
+
+absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text) {
+  // Every field is type-checked before use; the catch only keeps a JSON
+  // library exception from ever leaving the library.
+  try {
+    return ParseConfig(Json::parse(text));
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrFormat("switch config JSON: %s", e.what()));
+  }
+}
+
+}  // namespace grid::sw

@@ -1,0 +1,360 @@
+#include "grid/switch.h"
+
+#include <cstring>
+
+#include "fabric.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace grid::sw {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::DataFrame;
+using testing::Job;
+
+// The testbed with SwitchML's plan: S1 aggregates W1, W2 (ranks 0, 1); S2
+// aggregates W3, W4, W7 (ranks 2, 3, 6); S3 aggregates W5, W6, W8 (4, 5, 7).
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    job_ = testing::MakeJob("testbed", "switchml", 8);
+    s1_ = job_.node("S1");
+    s2_ = job_.node("S2");
+    auto p = Pipeline::Create(job_.configs.at(s2_));
+    ASSERT_TRUE(p.ok()) << p.status();
+    s2p_ = std::make_unique<Pipeline>(*std::move(p));
+  }
+
+  // Feeds a frame to S2 as if it came from `rank`'s host.
+  Output Feed(std::vector<uint8_t> frame, int from_rank = 2) {
+    Output out;
+    s2p_->Process(absl::MakeSpan(frame), job_.PortTo(s2_, job_.plan.job.workers[from_rank]), &out);
+    last_input_ = frame;
+    return out;
+  }
+
+  wire::FrameView Decode(const Output& out, size_t i) {
+    auto v = wire::DecodeFrame(out.Bytes(out.frames[i], last_input_));
+    EXPECT_TRUE(v.ok()) << v.status();
+    return v.value_or(wire::FrameView{});
+  }
+
+  uint64_t Drops(int reason) const { return s2p_->counters().drops[reason]; }
+  uint64_t Drops(Drop reason) const { return Drops(static_cast<int>(reason)); }
+
+  Job job_;
+  topology::NodeId s1_, s2_;
+  std::unique_ptr<Pipeline> s2p_;
+  std::vector<uint8_t> last_input_;
+};
+
+TEST_F(PipelineTest, AggregatesAndCompletes) {
+  EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {1, 2, 3, -4})).frames.empty());
+  EXPECT_TRUE(Feed(DataFrame(job_, 3, 1, 0, {10, 20, 30, -40}), 3).frames.empty());
+  Output out = Feed(DataFrame(job_, 6, 1, 0, {100, 200, 300, -400}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].port, job_.PortTo(s2_, s1_));  // toward the root at S1
+  const wire::FrameView v = Decode(out, 0);
+  EXPECT_EQ(v.header.type, wire::MessageType::kPartial);
+  EXPECT_EQ(v.header.agg_node, job_.plan.job.root);
+  EXPECT_EQ(v.header.rank, wire::kAllRanks);
+  EXPECT_EQ(v.header.fan_in, 3);  // three switches contribute at the root
+  EXPECT_EQ(v.header.path, job_.labels.to_root.at(s2_));
+  EXPECT_EQ(v.header.next_exponent, 126);  // max of 122, 123, 126
+  EXPECT_EQ(v.header.flags & wire::flags::kRetransmit, 0);
+  EXPECT_EQ(v.address.dst_ip, control::NodeIp(job_.plan.job.root));
+  EXPECT_EQ(v.address.src_ip, control::NodeIp(s2_));
+  const int32_t expect[] = {111, 222, 333, -444};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(wire::LoadElement(v.payload, i), expect[i]);
+  const JobCounters& jc = s2p_->counters().jobs.at(7);
+  EXPECT_EQ(jc.data, 3u);
+  EXPECT_EQ(jc.partials, 1u);
+}
+
+TEST_F(PipelineTest, DuplicateIntoIncompleteIsDropped) {
+  Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));
+  EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}, wire::flags::kRetransmit)).frames.empty());
+  EXPECT_EQ(Drops(Drop::kDuplicate), 1u);
+  // The duplicate was not added: the sum is still one contribution each.
+  Feed(DataFrame(job_, 3, 1, 0, {1, 1, 1, 1}), 3);
+  Output out = Feed(DataFrame(job_, 6, 1, 0, {1, 1, 1, 1}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(wire::LoadElement(Decode(out, 0).payload, 0), 3);
+}
+
+TEST_F(PipelineTest, RetransmissionIntoCompleteResendsThePartial) {
+  for (int r : {2, 3, 6}) Feed(DataFrame(job_, r, 1, 0, {5, 5, 5, 5}), r);
+  Output out = Feed(DataFrame(job_, 3, 1, 0, {5, 5, 5, 5}, wire::flags::kRetransmit), 3);
+  ASSERT_EQ(out.frames.size(), 1u);
+  const wire::FrameView v = Decode(out, 0);
+  EXPECT_EQ(v.header.type, wire::MessageType::kPartial);
+  EXPECT_EQ(v.header.rank, 3);  // who asked, so the root can answer it alone
+  EXPECT_NE(v.header.flags & wire::flags::kRetransmit, 0);
+  EXPECT_EQ(wire::LoadElement(v.payload, 0), 15);  // never added twice
+  EXPECT_EQ(s2p_->counters().jobs.at(7).partials_resent, 1u);
+}
+
+TEST_F(PipelineTest, ShadowCopiesAndReuse) {
+  // P = 8 slots: chunk 0 (slot 0, copy 0), chunk 8 (slot 0, copy 1), chunk 16 (slot 0, copy 0).
+  for (int r : {2, 3, 6}) Feed(DataFrame(job_, r, 1, 0, {1, 0, 0, 0}), r);
+  Feed(DataFrame(job_, 2, 1, 8, {2, 0, 0, 0}));  // copy 1, independent of copy 0
+  Output resend = Feed(DataFrame(job_, 6, 1, 0, {1, 0, 0, 0}, wire::flags::kRetransmit), 6);
+  ASSERT_EQ(resend.frames.size(), 1u);  // copy 0 still holds chunk 0's sum
+  EXPECT_EQ(wire::LoadElement(Decode(resend, 0).payload, 0), 3);
+  for (int r : {3, 6}) Feed(DataFrame(job_, r, 1, 8, {2, 0, 0, 0}), r);
+  // Chunk 16 reuses copy 0: the first contribution overwrites chunk 0's sum.
+  Feed(DataFrame(job_, 2, 1, 16, {7, 0, 0, 0}));
+  Feed(DataFrame(job_, 3, 1, 16, {7, 0, 0, 0}), 3);
+  Output out = Feed(DataFrame(job_, 6, 1, 16, {7, 0, 0, 0}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(wire::LoadElement(Decode(out, 0).payload, 0), 21);
+  EXPECT_EQ(Decode(out, 0).header.chunk, 16u);
+  // A late packet of chunk 0 must not disturb chunk 16's copy.
+  EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {1, 0, 0, 0})).frames.empty());
+  EXPECT_EQ(Drops(Drop::kStale), 1u);
+}
+
+TEST_F(PipelineTest, CollisionIsSignalledToTheSender) {
+  Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));  // chunk 0 in progress in copy 0
+  Output out = Feed(DataFrame(job_, 3, 1, 16, {1, 1, 1, 1}), 3);  // chunk 16: same copy
+  EXPECT_EQ(Drops(Drop::kCollision), 1u);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].port, job_.PortTo(s2_, job_.plan.job.workers[3]));
+  const wire::FrameView v = Decode(out, 0);
+  EXPECT_EQ(v.header.type, wire::MessageType::kSignal);
+  EXPECT_NE(v.header.flags & wire::flags::kCollision, 0);
+  EXPECT_EQ(v.header.rank, 3);
+  EXPECT_EQ(v.header.chunk, 16u);
+  EXPECT_EQ(v.address.dst_ip, control::NodeIp(job_.plan.job.workers[3]));
+  // Chunk 0 is untouched and still completes.
+  Feed(DataFrame(job_, 3, 1, 0, {1, 1, 1, 1}), 3);
+  EXPECT_EQ(Feed(DataFrame(job_, 6, 1, 0, {1, 1, 1, 1}), 6).frames.size(), 1u);
+}
+
+TEST_F(PipelineTest, AdmissionChecksNeverTouchState) {
+  std::vector<uint8_t> f = DataFrame(job_, 2, 1, 0, {9, 9, 9, 9});
+  std::memset(f.data() + wire::kGridOffset + offsetof(wire::WireHeader, job_token), 0x55, 4);
+  EXPECT_TRUE(Feed(f).frames.empty());
+  EXPECT_EQ(Drops(Drop::kBadToken), 1u);
+  EXPECT_TRUE(Feed(DataFrame(job_, 0, 1, 0, {9, 9, 9, 9})).frames.empty());  // W1: a member of S1
+  std::vector<uint8_t> nm = DataFrame(job_, 0, 1, 0, {9, 9, 9, 9});
+  // Readdress it to S2 so S2 aggregates it: rank 0 is not S2's member.
+  wire::Header h = wire::DecodeFrame(nm)->header;
+  h.agg_node = static_cast<uint16_t>(s2_);
+  h.fan_in = 3;
+  ASSERT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(nm).subspan(wire::kGridOffset)).ok());
+  Feed(nm);
+  EXPECT_EQ(Drops(Drop::kNotMember), 1u);
+  h.job_id = 99;
+  ASSERT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(nm).subspan(wire::kGridOffset)).ok());
+  Feed(nm);
+  EXPECT_EQ(Drops(Drop::kUnknownJob), 1u);
+  // Nothing above reached a slot: a clean chunk 0 sums to exactly 3.
+  for (int r : {2, 3, 6}) {
+    Output out = Feed(DataFrame(job_, r, 1, 0, {1, 1, 1, 1}), r);
+    if (r == 6) {
+      ASSERT_EQ(out.frames.size(), 1u);
+      EXPECT_EQ(wire::LoadElement(Decode(out, 0).payload, 0), 3);
+    }
+  }
+}
+
+TEST_F(PipelineTest, BadSlotFanInAndLength) {
+  auto rewrite = [&](auto edit) {
+    std::vector<uint8_t> f = DataFrame(job_, 2, 1, 0, {1, 2, 3, 4});
+    wire::Header h = wire::DecodeFrame(f)->header;
+    edit(h);
+    EXPECT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(f).subspan(wire::kGridOffset)).ok());
+    return f;
+  };
+  Feed(rewrite([](wire::Header& h) { h.slot = 8; }));
+  EXPECT_EQ(Drops(Drop::kBadSlot), 1u);
+  Feed(rewrite([](wire::Header& h) { h.fan_in = 4; }));
+  EXPECT_EQ(Drops(Drop::kBadFanIn), 1u);
+  Feed(DataFrame(job_, 2, 1, 0, {1, 2, 3, 4, 5}));  // 5 > 4 elements per packet
+  EXPECT_EQ(Drops(Drop::kBadLength), 1u);
+  Feed(DataFrame(job_, 2, 1, 0, {1, 2}));
+  Feed(DataFrame(job_, 3, 1, 0, {1, 2, 3}), 3);  // unlike the chunk's first packet
+  EXPECT_EQ(Drops(Drop::kBadLength), 2u);
+}
+
+TEST_F(PipelineTest, MalformedAndOtherTraffic) {
+  std::vector<uint8_t> f = DataFrame(job_, 2, 1, 0, {1, 2, 3, 4});
+  f[wire::kGridOffset] = 9;  // version
+  Feed(f);
+  EXPECT_EQ(Drops(static_cast<int>(wire::WireError::kGridVersion)), 1u);
+  EXPECT_STREQ(DropName(static_cast<int>(wire::WireError::kGridVersion)), "grid.version");
+  // A non-GRID UDP packet to W4 goes by the IPv4 routes.
+  std::vector<uint8_t> other = DataFrame(job_, 2, 1, 0, {1, 2, 3, 4});
+  wire::Ipv4Header ip;
+  std::memcpy(&ip, other.data() + wire::kIpv4Offset, sizeof(ip));
+  ip.dst = wire::HostToNet32(control::NodeIp(job_.plan.job.workers[3]));
+  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+  std::memcpy(other.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+  const uint16_t dns = wire::HostToNet16(53);
+  std::memcpy(other.data() + wire::kUdpOffset + 2, &dns, 2);
+  Output out = Feed(other);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].port, job_.PortTo(s2_, job_.plan.job.workers[3]));
+  EXPECT_TRUE(out.frames[0].is_input);
+  EXPECT_EQ(s2p_->counters().other_forwarded, 1u);
+  ip.dst = wire::HostToNet32(0x08080808);
+  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+  std::memcpy(other.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+  Feed(other);
+  EXPECT_EQ(Drops(Drop::kNoRoute), 1u);
+}
+
+TEST_F(PipelineTest, ForwardsByLabel) {
+  // S2's partial crosses S1 on its way to the PS: S1 forwards by label.
+  auto s1 = Pipeline::Create(job_.configs.at(s1_));
+  ASSERT_TRUE(s1.ok());
+  for (int r : {2, 3}) Feed(DataFrame(job_, r, 1, 0, {1, 1, 1, 1}), r);
+  Output partial = Feed(DataFrame(job_, 6, 1, 0, {1, 1, 1, 1}), 6);
+  ASSERT_EQ(partial.frames.size(), 1u);
+  std::vector<uint8_t> frame(partial.Bytes(partial.frames[0], last_input_).begin(),
+                             partial.Bytes(partial.frames[0], last_input_).end());
+  const uint8_t ttl = frame[wire::kIpv4Offset + 8];
+  s1->SetQueueDepth(job_.PortTo(s1_, job_.plan.job.root), 1000);  // a deep queue
+  Output out;
+  s1->Process(absl::MakeSpan(frame), job_.PortTo(s1_, s2_), &out);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_TRUE(out.frames[0].is_input);
+  EXPECT_EQ(out.frames[0].port, job_.PortTo(s1_, job_.plan.job.root));
+  auto v = wire::DecodeFrame(frame);  // the checksum still verifies after the TTL change
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(frame[wire::kIpv4Offset + 8], ttl - 1);
+  EXPECT_EQ(v->address.dst_mac, control::NodeMac(job_.plan.job.root));
+  EXPECT_NE(v->header.flags & wire::flags::kCongestion, 0);  // marked by the deep queue
+  EXPECT_EQ(s1->counters().forwarded, 1u);
+  // Unknown label: dropped.
+  std::vector<uint8_t> lost = frame;
+  wire::Header h = v->header;
+  h.path = 999;
+  ASSERT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(lost).subspan(wire::kGridOffset)).ok());
+  s1->Process(absl::MakeSpan(lost), 0, &out);
+  EXPECT_EQ(s1->counters().drops[static_cast<int>(Drop::kNoRoute)], 1u);
+}
+
+std::vector<uint8_t> ResultFrame(const Job& j, topology::NodeId sw, uint16_t rank) {
+  wire::Header h;
+  h.type = wire::MessageType::kResult;
+  h.job_id = j.params.job_id;
+  h.job_token = j.params.token;
+  h.rank = rank;
+  h.agg_node = static_cast<uint16_t>(sw);
+  h.path = j.labels.from_root.at(sw);
+  h.fan_in = j.root_fan_in;
+  h.chunk = 5;
+  h.num_elements = 2;
+  wire::FrameAddress a;
+  a.src_ip = control::NodeIp(j.plan.job.root);
+  a.dst_ip = control::NodeIp(sw);
+  std::vector<uint8_t> payload(8, 0);
+  wire::StoreElement(payload.data(), 0, 42);
+  std::vector<uint8_t> f(wire::FrameBytes(2));
+  (void)wire::EncodeFrame(a, h, payload, absl::MakeSpan(f));
+  return f;
+}
+
+TEST_F(PipelineTest, ReplicatesResultsToMembers) {
+  Output out = Feed(ResultFrame(job_, s2_, wire::kAllRanks));
+  ASSERT_EQ(out.frames.size(), 3u);
+  std::vector<int> ranks;
+  for (size_t i = 0; i < out.frames.size(); ++i) {
+    const wire::FrameView v = Decode(out, i);
+    ranks.push_back(v.header.rank);
+    const topology::NodeId host = job_.plan.job.workers[v.header.rank];
+    EXPECT_EQ(out.frames[i].port, job_.PortTo(s2_, host));
+    EXPECT_EQ(v.address.dst_ip, control::NodeIp(host));
+    EXPECT_EQ(v.header.path, job_.labels.result[v.header.rank]);
+    EXPECT_EQ(wire::LoadElement(v.payload, 0), 42);
+  }
+  EXPECT_THAT(ranks, ::testing::UnorderedElementsAre(2, 3, 6));
+  // A result for one rank (answering its retransmission) goes to it alone.
+  Output one = Feed(ResultFrame(job_, s2_, 6));
+  ASSERT_EQ(one.frames.size(), 1u);
+  EXPECT_EQ(Decode(one, 0).header.rank, 6);
+  Feed(ResultFrame(job_, s2_, 0));  // not S2's member
+  EXPECT_EQ(Drops(Drop::kNotMember), 1u);
+  const JobCounters& jc = s2p_->counters().jobs.at(7);
+  EXPECT_EQ(jc.results, 3u);
+  EXPECT_EQ(jc.replicas, 4u);
+}
+
+TEST_F(PipelineTest, CountersAndOverflow) {
+  const int32_t big = 1 << 30;
+  Feed(DataFrame(job_, 2, 1, 1, {big, 0, 0, 0}));
+  Feed(DataFrame(job_, 3, 1, 1, {big, 0, 0, 0}), 3);
+  Output out = Feed(DataFrame(job_, 6, 1, 1, {big, 0, 0, 0}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_NE(Decode(out, 0).header.flags & wire::flags::kOverflow, 0);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).overflows, 1u);
+  const PortCounters& in = s2p_->counters().ports[job_.PortTo(s2_, job_.plan.job.workers[2])];
+  EXPECT_EQ(in.rx_packets, 1u);
+  EXPECT_EQ(in.rx_bytes, wire::FrameBytes(4));
+  EXPECT_EQ(s2p_->counters().ports[job_.PortTo(s2_, s1_)].tx_packets, 1u);
+  s2p_->ResetCounters();
+  EXPECT_EQ(s2p_->counters().jobs.at(7).overflows, 0u);
+  EXPECT_EQ(s2p_->counters().total_drops(), 0u);
+}
+
+TEST(SwitchConfig, JsonRoundTripAndValidation) {
+  Job job = testing::MakeJob("fattree:k=4,prog=random:0.5,cap=uniform:100:3200,seed=4", "grid", 10);
+  for (const auto& [node, c] : job.configs) {
+    const std::string json = ConfigToJson(c);
+    auto parsed = ParseConfigJson(json);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(ConfigToJson(*parsed), json);
+  }
+  SwitchConfig c = job.configs.begin()->second;
+  c.num_ports = 0;
+  EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("ports must be >= 1"));
+  // Two jobs with overlapping pools on an aggregating switch.
+  auto agg = std::find_if(job.configs.begin(), job.configs.end(),
+                          [](const auto& kv) { return kv.second.jobs.at(7).aggregate.has_value(); });
+  ASSERT_NE(agg, job.configs.end());
+  SwitchConfig two = agg->second;
+  JobEntry other = two.jobs.at(7);
+  other.job_id = 8;
+  two.jobs[8] = other;
+  EXPECT_THAT(ValidateConfig(two).message(), HasSubstr("overlap another job's pool"));
+  SwitchConfig members = agg->second;
+  members.jobs.at(7).aggregate->fan_in += 1;
+  EXPECT_THAT(ValidateConfig(members).message(), HasSubstr("fan_in"));
+  EXPECT_THAT(ParseConfigJson("{\"format\": \"grid-switch/1\", \"name\": 3}").status().message(),
+              HasSubstr("name: must be a string"));
+  EXPECT_THAT(ParseConfigJson("[").status().message(), HasSubstr("switch config JSON"));
+  EXPECT_EQ(*ParseIp("10.0.1.2"), 0x0a000102u);
+  EXPECT_FALSE(ParseIp("10.0.1").ok());
+  EXPECT_FALSE(ParseIp("10.0.1.256").ok());
+  EXPECT_EQ(MacToString(*ParseMac("02:00:00:00:01:0a")), "02:00:00:00:01:0a");
+  EXPECT_FALSE(ParseMac("02:00:00:00:01").ok());
+}
+
+TEST(SwitchConfig, BuiltFromAPlan) {
+  Job job = testing::MakeJob("fattree:k=4,prog=random:0.5,cap=uniform:100:3200,seed=4", "grid-paths", 10);
+  for (const planner::Aggregator& a : planner::Aggregators(job.plan)) {
+    const SwitchConfig& c = job.configs.at(a.node);
+    const auto& agg = *c.jobs.at(7).aggregate;
+    ASSERT_EQ(agg.members.size(), a.members.size());
+    for (size_t i = 0; i < a.members.size(); ++i) EXPECT_EQ(agg.members[i].rank, a.members[i]);
+    EXPECT_EQ(agg.to_root_label, job.labels.to_root.at(a.node));
+    EXPECT_EQ(agg.root_fan_in, job.root_fan_in);
+  }
+  // Every hop of every labelled path has a label route to the next hop.
+  for (size_t l = 0; l < job.labels.paths.size(); ++l) {
+    const auto& nodes = job.labels.paths[l].nodes;
+    for (size_t i = 0; i + 1 < nodes.size(); ++i) {
+      if (!job.topo.node(nodes[i]).is_switch()) continue;
+      const auto& routes = job.configs.at(nodes[i]).label_routes;
+      auto it = routes.find(static_cast<uint16_t>(l + 1));
+      ASSERT_NE(it, routes.end());
+      EXPECT_EQ(job.topo.neighbors(nodes[i])[it->second.port].node, nodes[i + 1]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace grid::sw
