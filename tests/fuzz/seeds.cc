@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "grid/control.h"
 #include "grid/planner.h"
 #include "grid/topology.h"
 #include "grid/wire.h"
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   std::error_code error;
-  for (const char* sub : {"wire", "topology", "plan"}) {
+  for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -74,6 +75,39 @@ int main(int argc, char** argv) {
   for (const std::string& name : registry.Names()) {
     auto plan = (*registry.Create(name))->Plan(*testbed, *job);
     if (!plan.ok() || !Write(dir / "plan" / name, planner::PlanToJson(*testbed, *plan))) return 1;
+  }
+  // Switch tables, and frames for S2 of the testbed under SwitchML's plan
+  // (the pipeline fuzzer's switch): a DATA of each member, a RESULT, a
+  // PARTIAL passing through. The first byte is the ingress port.
+  auto switchml = (*registry.Create("switchml"))->Plan(*testbed, *job);
+  control::JobParams params;
+  params.job_id = 1;
+  params.token = 0;
+  params.slots = 4;
+  auto configs = control::BuildSwitchConfigs(*testbed, *switchml, params);
+  if (!configs.ok()) return 1;
+  for (const auto& [node, config] : *configs) {
+    if (!Write(dir / "switch" / config.name, sw::ConfigToJson(config))) return 1;
+  }
+  const planner::PathLabels labels = planner::LabelPaths(*switchml);
+  const topology::NodeId s2 = *testbed->Find("S2");
+  int n = 0;
+  for (int rank : {2, 3, 6, -1}) {
+    wire::Header h;
+    h.type = rank < 0 ? wire::MessageType::kResult : wire::MessageType::kData;
+    h.job_id = 1;
+    h.rank = rank < 0 ? wire::kAllRanks : static_cast<uint16_t>(rank);
+    h.agg_node = static_cast<uint16_t>(s2);
+    h.path = rank < 0 ? labels.from_root.at(s2) : labels.up[rank];
+    h.fan_in = 3;
+    h.num_elements = 4;
+    std::vector<uint8_t> frame(1 + wire::FrameBytes(4), 0);
+    frame[0] = static_cast<uint8_t>(n);
+    std::vector<uint8_t> payload(16, 1);
+    if (!wire::EncodeFrame({}, h, payload, absl::MakeSpan(frame).subspan(1)).ok() ||
+        !Write(dir / "pipeline" / ("frame_" + std::to_string(n++)), frame.data(), frame.size())) {
+      return 1;
+    }
   }
   return 0;
 }
