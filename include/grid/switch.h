@@ -132,6 +132,9 @@ struct Counters {
   uint64_t total_drops() const;
 };
 
+// The counters as JSON: drops by reason name, per job, per port.
+std::string CountersToJson(const Counters& counters);
+
 // ---- The pipeline -----------------------------------------------------------
 
 // A frame the pipeline emits: either the input frame itself (possibly

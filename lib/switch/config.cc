@@ -337,6 +337,33 @@ std::string ConfigToJson(const SwitchConfig& c) {
   return doc.dump(2) + "\n";
 }
 
+std::string CountersToJson(const Counters& counters) {
+  Ordered doc;
+  Ordered drops = Ordered::object();
+  for (int i = 0; i < kNumDrops; ++i) {
+    if (counters.drops[i] != 0) drops[DropName(i)] = counters.drops[i];
+  }
+  doc["drops"] = drops;
+  doc["forwarded"] = counters.forwarded;
+  doc["other_forwarded"] = counters.other_forwarded;
+  Ordered jobs = Ordered::object();
+  for (const auto& [id, j] : counters.jobs) {
+    jobs[std::to_string(id)] = {{"data", j.data},         {"partials", j.partials},
+                                {"partials_resent", j.partials_resent},
+                                {"results", j.results},   {"replicas", j.replicas},
+                                {"collisions", j.collisions}, {"duplicates", j.duplicates},
+                                {"overflows", j.overflows}};
+  }
+  doc["jobs"] = jobs;
+  Ordered ports = Ordered::array();
+  for (const PortCounters& p : counters.ports) {
+    ports.push_back({{"rx_packets", p.rx_packets}, {"rx_bytes", p.rx_bytes},
+                     {"tx_packets", p.tx_packets}, {"tx_bytes", p.tx_bytes}});
+  }
+  doc["ports"] = ports;
+  return doc.dump();
+}
+
 absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text) {
   // Every field is type-checked before use; the catch only keeps a JSON
   // library exception from ever leaving the library.

@@ -1,0 +1,351 @@
+// grid-switch: the GRID switch pipeline on DPDK ports (any PMD: memif,
+// af_packet, ring, tap, real NICs). Port i of the table-entry file is DPDK
+// port i.
+//
+//   grid-switch [EAL arguments] -- --config=switch.json
+//               [--impair=PORT:loss=P,dup=P,reorder=P,gbps=G]...
+//               [--capacity-gbps=C] [--idle-us=50]
+//
+// Signals: SIGUSR1 prints the counters (JSON, stderr), SIGHUP reloads the
+// table file, SIGINT/SIGTERM stop and print the final counters on stdout.
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "grid/switch.h"
+#include "util/random.h"
+
+namespace {
+
+using grid::sw::Pipeline;
+
+std::atomic<bool> g_stop{false}, g_dump{false}, g_reload{false};
+
+void OnSignal(int sig) {
+  if (sig == SIGUSR1) {
+    g_dump = true;
+  } else if (sig == SIGHUP) {
+    g_reload = true;
+  } else {
+    g_stop = true;
+  }
+}
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "grid-switch: %s\n", message.c_str());
+  std::exit(2);
+}
+
+// Per-port impairments, applied on transmit: links of a chosen quality and
+// speed, emulated on one machine.
+struct Impairment {
+  double loss = 0, duplicate = 0, reorder = 0;
+  double gbps = 0;  // 0: no rate limit
+};
+
+Impairment ParseImpairment(const std::string& text, uint16_t* port) {
+  const size_t colon = text.find(':');
+  int p = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &p) || p < 0 || p > 65535) {
+    Fail("--impair=" + text + ": expected PORT:key=value,...");
+  }
+  *port = static_cast<uint16_t>(p);
+  Impairment imp;
+  for (absl::string_view kv : absl::StrSplit(text.substr(colon + 1), ',', absl::SkipEmpty())) {
+    const std::vector<std::string> parts = absl::StrSplit(kv, '=');
+    double v = 0;
+    if (parts.size() != 2 || !absl::SimpleAtod(parts[1], &v) || v < 0) {
+      Fail("--impair=" + text + ": \"" + std::string(kv) + "\" is not key=number");
+    }
+    if (parts[0] == "loss") {
+      imp.loss = v;
+    } else if (parts[0] == "dup") {
+      imp.duplicate = v;
+    } else if (parts[0] == "reorder") {
+      imp.reorder = v;
+    } else if (parts[0] == "gbps") {
+      imp.gbps = v;
+    } else {
+      Fail("--impair=" + text + ": unknown key \"" + parts[0] + "\" (loss, dup, reorder, gbps)");
+    }
+  }
+  return imp;
+}
+
+// A token bucket in bits, refilled from the steady clock.
+class TokenBucket {
+ public:
+  void Configure(double gbps, double burst_bits) {
+    rate_bits_per_ns_ = gbps;  // 1 Gbps = 1 bit/ns
+    burst_ = burst_bits;
+    tokens_ = burst_bits;
+    last_ = Now();
+  }
+  bool limited() const { return rate_bits_per_ns_ > 0; }
+  bool Take(double bits) {
+    if (!limited()) return true;
+    const uint64_t now = Now();
+    tokens_ = std::min(burst_, tokens_ + static_cast<double>(now - last_) * rate_bits_per_ns_);
+    last_ = now;
+    if (tokens_ < bits) return false;
+    tokens_ -= bits;
+    return true;
+  }
+
+ private:
+  static uint64_t Now() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+  double rate_bits_per_ns_ = 0, burst_ = 0, tokens_ = 0;
+  uint64_t last_ = 0;
+};
+
+struct Port {
+  Impairment impairment;
+  TokenBucket bucket;
+  std::deque<rte_mbuf*> queue;  // waiting for the rate limit
+  rte_mbuf* held = nullptr;     // held back one packet, to reorder
+  uint64_t impaired_drops = 0, overflow_drops = 0;
+};
+
+constexpr size_t kBurst = 32;
+constexpr size_t kMaxQueue = 1024;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) Fail("cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+grid::sw::SwitchConfig LoadConfig(const std::string& path) {
+  auto config = grid::sw::ParseConfigJson(ReadFile(path));
+  if (!config.ok()) Fail(path + ": " + std::string(config.status().message()));
+  return *std::move(config);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int eal = rte_eal_init(argc, argv);
+  if (eal < 0) Fail(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
+  argc -= eal;
+  argv += eal;
+
+  std::string config_path;
+  double capacity_gbps = 0;
+  int idle_us = 50;
+  std::vector<std::pair<uint16_t, Impairment>> impairments;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      const std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) != 0) return std::nullopt;
+      return arg.substr(prefix.size());
+    };
+    if (auto v = value("--config")) {
+      config_path = *v;
+    } else if (auto v2 = value("--impair")) {
+      uint16_t port = 0;
+      Impairment imp = ParseImpairment(*v2, &port);
+      impairments.emplace_back(port, imp);
+    } else if (auto v3 = value("--capacity-gbps")) {
+      if (!absl::SimpleAtod(*v3, &capacity_gbps) || capacity_gbps < 0) Fail("--capacity-gbps: not a number");
+    } else if (auto v4 = value("--idle-us")) {
+      if (!absl::SimpleAtoi(*v4, &idle_us) || idle_us < 0) Fail("--idle-us: not a number");
+    } else {
+      Fail("unknown argument \"" + arg + "\" (after --: --config, --impair, --capacity-gbps, --idle-us)");
+    }
+  }
+  if (config_path.empty()) Fail("--config=FILE is required");
+  auto created = Pipeline::Create(LoadConfig(config_path));
+  if (!created.ok()) Fail(std::string(created.status().message()));
+  Pipeline pipeline = *std::move(created);
+  const uint16_t ports = pipeline.config().num_ports;
+  // rte_eal_init succeeds even when a --vdev failed: count the ports.
+  if (rte_eth_dev_count_avail() != ports) {
+    Fail("the table file has " + std::to_string(ports) + " ports but DPDK has " +
+         std::to_string(rte_eth_dev_count_avail()) + " (check the --vdev/-a arguments)");
+  }
+  rte_mempool* pool = rte_pktmbuf_pool_create("grid_switch", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                              static_cast<int>(rte_socket_id()));
+  if (pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
+  std::vector<Port> state(ports);
+  for (const auto& [p, imp] : impairments) {
+    if (p >= ports) Fail("--impair: port " + std::to_string(p) + " does not exist");
+    state[p].impairment = imp;
+    state[p].bucket.Configure(imp.gbps, 64 * 1024 * 8);
+  }
+  for (uint16_t p = 0; p < ports; ++p) {
+    rte_eth_conf conf{};
+    if (rte_eth_dev_configure(p, 1, 1, &conf) < 0 ||
+        rte_eth_rx_queue_setup(p, 0, 1024, rte_eth_dev_socket_id(p), nullptr, pool) < 0 ||
+        rte_eth_tx_queue_setup(p, 0, 1024, rte_eth_dev_socket_id(p), nullptr) < 0 ||
+        rte_eth_dev_start(p) < 0) {
+      Fail("cannot start DPDK port " + std::to_string(p));
+    }
+    rte_eth_promiscuous_enable(p);
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGUSR1, OnSignal);
+  std::signal(SIGHUP, OnSignal);
+  std::fprintf(stderr, "grid-switch: %s, %u ports, running\n", pipeline.config().name.c_str(), ports);
+
+  TokenBucket capacity;
+  capacity.Configure(capacity_gbps, 64 * 1024 * 8);
+  uint64_t capacity_drops = 0;
+  grid::util::Random rng(0x5eed);
+  grid::sw::Output out;
+  rte_mbuf* rx[kBurst];
+  int idle_rounds = 0;
+
+  // Hands a frame to port p's transmit side, through its impairments.
+  auto enqueue = [&](uint16_t p, rte_mbuf* m) {
+    Port& port = state[p];
+    const Impairment& imp = port.impairment;
+    if (imp.loss > 0 && rng.Uniform() < imp.loss) {
+      ++port.impaired_drops;
+      rte_pktmbuf_free(m);
+      return;
+    }
+    std::vector<rte_mbuf*> copies = {m};
+    if (imp.duplicate > 0 && rng.Uniform() < imp.duplicate) {
+      if (rte_mbuf* c = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX)) copies.push_back(c);
+    }
+    for (rte_mbuf* c : copies) {
+      if (imp.reorder > 0 && port.held == nullptr && rng.Uniform() < imp.reorder) {
+        port.held = c;  // goes out after the next one
+        continue;
+      }
+      for (rte_mbuf* x : {c, port.held}) {
+        if (x == nullptr) continue;
+        if (port.queue.size() >= kMaxQueue) {
+          ++port.overflow_drops;
+          rte_pktmbuf_free(x);
+        } else {
+          port.queue.push_back(x);
+        }
+      }
+      port.held = nullptr;
+    }
+  };
+
+  while (!g_stop) {
+    size_t work = 0;
+    for (uint16_t p = 0; p < ports; ++p) {
+      const uint16_t n = rte_eth_rx_burst(p, 0, rx, kBurst);
+      work += n;
+      for (uint16_t i = 0; i < n; ++i) {
+        rte_mbuf* m = rx[i];
+        if (rte_pktmbuf_linearize(m) != 0) {
+          rte_pktmbuf_free(m);
+          continue;
+        }
+        uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+        const uint32_t len = rte_pktmbuf_data_len(m);
+        // The aggregation-capacity limit C_s: DATA this switch would aggregate.
+        if (capacity.limited() && len >= grid::wire::kPayloadOffset) {
+          grid::wire::FrameView view;
+          if (grid::wire::ParseFrame({data, len}, &view) == grid::wire::WireError::kOk &&
+              view.header.type == grid::wire::MessageType::kData &&
+              view.header.agg_node == pipeline.config().node_id && !capacity.Take(len * 8.0)) {
+            ++capacity_drops;
+            rte_pktmbuf_free(m);
+            continue;
+          }
+        }
+        out.Clear();
+        pipeline.Process({data, len}, p, &out);
+        int input_uses = 0;
+        for (const grid::sw::OutFrame& f : out.frames) input_uses += f.is_input;
+        if (input_uses == 0) {
+          rte_pktmbuf_free(m);
+        } else if (input_uses > 1) {
+          rte_mbuf_refcnt_update(m, static_cast<int16_t>(input_uses - 1));
+        }
+        for (const grid::sw::OutFrame& f : out.frames) {
+          rte_mbuf* o = m;
+          if (f.is_input) {
+            rte_pktmbuf_data_len(m) = static_cast<uint16_t>(f.length);
+            m->pkt_len = f.length;
+          } else {
+            o = rte_pktmbuf_alloc(pool);
+            if (o == nullptr) continue;
+            char* dst = rte_pktmbuf_append(o, static_cast<uint16_t>(f.length));
+            if (dst == nullptr) {
+              rte_pktmbuf_free(o);
+              continue;
+            }
+            std::memcpy(dst, out.arena.data() + f.offset, f.length);
+          }
+          enqueue(f.port, o);
+        }
+      }
+    }
+    // Transmit what each port's rate allows; report queue depths.
+    for (uint16_t p = 0; p < ports; ++p) {
+      Port& port = state[p];
+      rte_mbuf* tx[kBurst];
+      uint16_t n = 0;
+      while (!port.queue.empty() && n < kBurst &&
+             port.bucket.Take(rte_pktmbuf_pkt_len(port.queue.front()) * 8.0)) {
+        tx[n++] = port.queue.front();
+        port.queue.pop_front();
+      }
+      const uint16_t sent = n ? rte_eth_tx_burst(p, 0, tx, n) : 0;
+      for (uint16_t i = n; i-- > sent;) port.queue.push_front(tx[i]);  // retry later, in order
+      work += sent;
+      pipeline.SetQueueDepth(p, static_cast<uint32_t>(port.queue.size()));
+    }
+    if (g_dump.exchange(false)) {
+      std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(pipeline.counters()).c_str());
+    }
+    if (g_reload.exchange(false)) {
+      auto reloaded = grid::sw::ParseConfigJson(ReadFile(config_path));
+      absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
+      std::fprintf(stderr, "grid-switch: reload %s: %s\n", config_path.c_str(), s.ToString().c_str());
+    }
+    // Yield when idle, so several switches and hosts can share two cores.
+    if (work == 0 && ++idle_rounds > 64 && idle_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
+    } else if (work != 0) {
+      idle_rounds = 0;
+    }
+  }
+  uint64_t impaired = 0, overflow = 0;
+  for (Port& port : state) {
+    impaired += port.impaired_drops;
+    overflow += port.overflow_drops;
+    for (rte_mbuf* m : port.queue) rte_pktmbuf_free(m);
+    if (port.held) rte_pktmbuf_free(port.held);
+  }
+  std::printf("{\"switch\":\"%s\",\"impaired_drops\":%llu,\"queue_drops\":%llu,\"capacity_drops\":%llu,"
+              "\"counters\":%s}\n",
+              pipeline.config().name.c_str(), static_cast<unsigned long long>(impaired),
+              static_cast<unsigned long long>(overflow), static_cast<unsigned long long>(capacity_drops),
+              grid::sw::CountersToJson(pipeline.counters()).c_str());
+  for (uint16_t p = 0; p < ports; ++p) {
+    rte_eth_dev_stop(p);
+    rte_eth_dev_close(p);
+  }
+  rte_eal_cleanup();
+  return 0;
+}
