@@ -17,7 +17,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <deque>
+#include <array>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -116,16 +116,43 @@ class TokenBucket {
   uint64_t last_ = 0;
 };
 
+constexpr size_t kBurst = 32;
+constexpr size_t kMaxQueue = 1024;
+
+// A fixed ring of mbufs waiting for a port's rate limit: no allocation per
+// packet.
+class MbufQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  bool push_back(rte_mbuf* m) {
+    if (size_ == kMaxQueue) return false;
+    ring_[(head_ + size_++) % kMaxQueue] = m;
+    return true;
+  }
+  void push_front(rte_mbuf* m) {  // only after a pop_front, so there is room
+    head_ = (head_ + kMaxQueue - 1) % kMaxQueue;
+    ring_[head_] = m;
+    ++size_;
+  }
+  rte_mbuf* front() const { return ring_[head_]; }
+  void pop_front() {
+    head_ = (head_ + 1) % kMaxQueue;
+    --size_;
+  }
+
+ private:
+  std::array<rte_mbuf*, kMaxQueue> ring_{};
+  size_t head_ = 0, size_ = 0;
+};
+
 struct Port {
   Impairment impairment;
   TokenBucket bucket;
-  std::deque<rte_mbuf*> queue;  // waiting for the rate limit
-  rte_mbuf* held = nullptr;     // held back one packet, to reorder
+  MbufQueue queue;          // waiting for the rate limit
+  rte_mbuf* held = nullptr;  // held back one packet, to reorder
   uint64_t impaired_drops = 0, overflow_drops = 0;
 };
-
-constexpr size_t kBurst = 32;
-constexpr size_t kMaxQueue = 1024;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -226,22 +253,21 @@ int main(int argc, char** argv) {
       rte_pktmbuf_free(m);
       return;
     }
-    std::vector<rte_mbuf*> copies = {m};
+    rte_mbuf* copies[2] = {m, nullptr};
     if (imp.duplicate > 0 && rng.Uniform() < imp.duplicate) {
-      if (rte_mbuf* c = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX)) copies.push_back(c);
+      copies[1] = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
     }
     for (rte_mbuf* c : copies) {
+      if (c == nullptr) continue;
       if (imp.reorder > 0 && port.held == nullptr && rng.Uniform() < imp.reorder) {
         port.held = c;  // goes out after the next one
         continue;
       }
       for (rte_mbuf* x : {c, port.held}) {
         if (x == nullptr) continue;
-        if (port.queue.size() >= kMaxQueue) {
+        if (!port.queue.push_back(x)) {
           ++port.overflow_drops;
           rte_pktmbuf_free(x);
-        } else {
-          port.queue.push_back(x);
         }
       }
       port.held = nullptr;
@@ -334,7 +360,10 @@ int main(int argc, char** argv) {
   for (Port& port : state) {
     impaired += port.impaired_drops;
     overflow += port.overflow_drops;
-    for (rte_mbuf* m : port.queue) rte_pktmbuf_free(m);
+    while (!port.queue.empty()) {
+      rte_pktmbuf_free(port.queue.front());
+      port.queue.pop_front();
+    }
     if (port.held) rte_pktmbuf_free(port.held);
   }
   std::printf("{\"switch\":\"%s\",\"impaired_drops\":%llu,\"queue_drops\":%llu,\"capacity_drops\":%llu,"

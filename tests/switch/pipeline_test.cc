@@ -333,6 +333,24 @@ TEST(SwitchConfig, JsonRoundTripAndValidation) {
   EXPECT_FALSE(ParseMac("02:00:00:00:01").ok());
 }
 
+TEST(SwitchConfig, P4Entries) {
+  Job job = testing::MakeJob("testbed", "switchml", 8, 1, 256, wire::kDefaultElements);
+  const SwitchConfig& s2 = job.configs.at(job.node("S2"));
+  auto text = ConfigToP4Entries(s2);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr("\"GridIngress.job\""));
+  EXPECT_THAT(*text, HasSubstr("\"job_aggregate\""));
+  size_t members = 0, replicas = 0;
+  for (size_t at = 0; (at = text->find("\"set_member\"", at)) != std::string::npos; ++at) ++members;
+  for (size_t at = 0; (at = text->find("\"set_replica\"", at)) != std::string::npos; ++at) ++replicas;
+  EXPECT_EQ(members, 3u);
+  EXPECT_EQ(replicas, 3u);
+  // The P4 targets take 64-element packets and 32 members at most.
+  Job small = testing::MakeJob("testbed", "switchml", 8, 1, 8, 4);
+  EXPECT_THAT(ConfigToP4Entries(small.configs.at(small.node("S2"))).status().message(),
+              HasSubstr("aggregate 64 elements per packet, not 4"));
+}
+
 TEST(SwitchConfig, BuiltFromAPlan) {
   Job job = testing::MakeJob("fattree:k=4,prog=random:0.5,cap=uniform:100:3200,seed=4", "grid-paths", 10);
   for (const planner::Aggregator& a : planner::Aggregators(job.plan)) {

@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "grid/planner.h"
+#include "grid/switch.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -100,6 +101,26 @@ TEST(GridPlan, WritesAByteIdenticalPlanFile) {
   ASSERT_TRUE(topo.ok());
   auto plan = grid::planner::ParsePlanJson(*topo, a);
   EXPECT_TRUE(plan.ok()) << plan.status();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GridTables, WritesSwitchAndP4Tables) {
+  const auto dir = std::filesystem::temp_directory_path() / ("grid_tables_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(RunCommand(kPlan + " --topology=testbed --workers=8 --planner=switchml --out=" +
+                       (dir / "plan.json").string()).status, 0);
+  const Result r = RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=" +
+                              (dir / "plan.json").string() + " --out=" + (dir / "t").string() +
+                              " --job-id=3 --token=99 --p4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"S1", "S2", "S3"}) {
+    auto config = grid::sw::ParseConfigJson(ReadFile(dir / "t" / (std::string(s) + ".json")));
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->jobs.at(3).token, 99u);
+    EXPECT_TRUE(config->jobs.at(3).aggregate.has_value()) << s;  // every ToR aggregates here
+    EXPECT_THAT(ReadFile(dir / "t" / (std::string(s) + ".p4rt.json")), HasSubstr("grid-p4-entries/1"));
+  }
+  EXPECT_EQ(RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=/nonexistent --out=x").status, 2);
   std::filesystem::remove_all(dir);
 }
 
