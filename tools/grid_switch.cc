@@ -6,11 +6,20 @@
 //               [--impair=PORT:loss=P,dup=P,reorder=P,gbps=G]...
 //               [--capacity-gbps=C] [--idle-us=50]
 //
+// With one lcore, it receives, runs the pipeline and transmits. With more
+// (-l/--lcores), the main lcore receives and hands each GRID packet to the
+// pipeline lcore that owns its (job, slot), so all contributions to a slot
+// meet in one pipeline; each pipeline lcore transmits on its own queue.
+//
 // Signals: SIGUSR1 prints the counters (JSON, stderr), SIGHUP reloads the
 // table file, SIGINT/SIGTERM stop and print the final counters on stdout.
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_byteorder.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +28,7 @@
 #include <cstring>
 #include <array>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -170,6 +180,189 @@ grid::sw::SwitchConfig LoadConfig(const std::string& path) {
 
 }  // namespace
 
+// One pipeline with its transmit side: the whole switch on a single lcore,
+// or one slot shard of it when several lcores run (the main lcore then
+// receives and hands each packet to the worker that owns its slot).
+class Worker {
+ public:
+  Worker(Pipeline pipeline, rte_mempool* pool, uint16_t tx_queue, const std::vector<Port>& ports,
+         double capacity_gbps, uint64_t seed)
+      : pipeline_(std::move(pipeline)), pool_(pool), tx_queue_(tx_queue), ports_(ports), rng_(seed) {
+    capacity_.Configure(capacity_gbps, 64 * 1024 * 8);
+  }
+
+  Pipeline& pipeline() { return pipeline_; }
+
+  // Runs one received frame through the pipeline and queues what it emits.
+  void Handle(rte_mbuf* m, uint16_t in_port) {
+    if (rte_pktmbuf_linearize(m) != 0) {
+      rte_pktmbuf_free(m);
+      return;
+    }
+    uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+    const uint32_t len = rte_pktmbuf_data_len(m);
+    // The aggregation-capacity limit C_s: DATA this switch would aggregate.
+    if (capacity_.limited() && len >= grid::wire::kPayloadOffset) {
+      grid::wire::FrameView view;
+      if (grid::wire::ParseFrame({data, len}, &view) == grid::wire::WireError::kOk &&
+          view.header.type == grid::wire::MessageType::kData &&
+          view.header.agg_node == pipeline_.config().node_id && !capacity_.Take(len * 8.0)) {
+        ++capacity_drops_;
+        rte_pktmbuf_free(m);
+        return;
+      }
+    }
+    out_.Clear();
+    pipeline_.Process({data, len}, in_port, &out_);
+    int input_uses = 0;
+    for (const grid::sw::OutFrame& f : out_.frames) input_uses += f.is_input;
+    if (input_uses == 0) {
+      rte_pktmbuf_free(m);
+    } else if (input_uses > 1) {
+      rte_mbuf_refcnt_update(m, static_cast<int16_t>(input_uses - 1));
+    }
+    for (const grid::sw::OutFrame& f : out_.frames) {
+      rte_mbuf* o = m;
+      if (f.is_input) {
+        rte_pktmbuf_data_len(m) = static_cast<uint16_t>(f.length);
+        m->pkt_len = f.length;
+      } else {
+        o = rte_pktmbuf_alloc(pool_);
+        if (o == nullptr) continue;
+        char* dst = rte_pktmbuf_append(o, static_cast<uint16_t>(f.length));
+        if (dst == nullptr) {
+          rte_pktmbuf_free(o);
+          continue;
+        }
+        std::memcpy(dst, out_.arena.data() + f.offset, f.length);
+      }
+      Enqueue(f.port, o);
+    }
+  }
+
+  // Transmits what each port's rate allows; reports queue depths. Returns
+  // the packets sent.
+  size_t Flush() {
+    size_t sent_total = 0;
+    for (uint16_t p = 0; p < ports_.size(); ++p) {
+      Port& port = ports_[p];
+      rte_mbuf* tx[kBurst];
+      uint16_t n = 0;
+      while (!port.queue.empty() && n < kBurst &&
+             port.bucket.Take(rte_pktmbuf_pkt_len(port.queue.front()) * 8.0)) {
+        tx[n++] = port.queue.front();
+        port.queue.pop_front();
+      }
+      const uint16_t sent = n ? rte_eth_tx_burst(p, tx_queue_, tx, n) : 0;
+      for (uint16_t i = n; i-- > sent;) port.queue.push_front(tx[i]);  // retry later, in order
+      sent_total += sent;
+      pipeline_.SetQueueDepth(p, static_cast<uint32_t>(port.queue.size()));
+    }
+    return sent_total;
+  }
+
+  void Drain(uint64_t* impaired, uint64_t* overflow, uint64_t* capacity) {
+    for (Port& port : ports_) {
+      *impaired += port.impaired_drops;
+      *overflow += port.overflow_drops;
+      while (!port.queue.empty()) {
+        rte_pktmbuf_free(port.queue.front());
+        port.queue.pop_front();
+      }
+      if (port.held) rte_pktmbuf_free(port.held);
+      port.held = nullptr;
+    }
+    *capacity += capacity_drops_;
+  }
+
+ private:
+  // Hands a frame to port p's transmit side, through its impairments.
+  void Enqueue(uint16_t p, rte_mbuf* m) {
+    Port& port = ports_[p];
+    const Impairment& imp = port.impairment;
+    if (imp.loss > 0 && rng_.Uniform() < imp.loss) {
+      ++port.impaired_drops;
+      rte_pktmbuf_free(m);
+      return;
+    }
+    rte_mbuf* copies[2] = {m, nullptr};
+    if (imp.duplicate > 0 && rng_.Uniform() < imp.duplicate) {
+      copies[1] = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX);
+    }
+    for (rte_mbuf* c : copies) {
+      if (c == nullptr) continue;
+      if (imp.reorder > 0 && port.held == nullptr && rng_.Uniform() < imp.reorder) {
+        port.held = c;  // goes out after the next one
+        continue;
+      }
+      for (rte_mbuf* x : {c, port.held}) {
+        if (x == nullptr) continue;
+        if (!port.queue.push_back(x)) {
+          ++port.overflow_drops;
+          rte_pktmbuf_free(x);
+        }
+      }
+      port.held = nullptr;
+    }
+  }
+
+  Pipeline pipeline_;
+  rte_mempool* pool_;
+  uint16_t tx_queue_;
+  std::vector<Port> ports_;
+  grid::util::Random rng_;
+  TokenBucket capacity_;
+  uint64_t capacity_drops_ = 0;
+  grid::sw::Output out_;
+};
+
+// Which worker owns a frame: GRID packets by (job, slot), so every
+// contribution to a slot meets in one pipeline; everything else worker 0.
+unsigned Owner(const rte_mbuf* m, unsigned workers) {
+  if (workers == 1 || rte_pktmbuf_data_len(m) < grid::wire::kPayloadOffset) return 0;
+  const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+  uint16_t dst_port, job, slot;
+  std::memcpy(&dst_port, d + grid::wire::kUdpOffset + 2, 2);
+  std::memcpy(&job, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, job_id), 2);
+  std::memcpy(&slot, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, slot), 2);
+  dst_port = rte_be_to_cpu_16(dst_port);
+  if (dst_port < grid::wire::kUdpPortBase || dst_port >= grid::wire::kUdpPortBase + grid::wire::kUdpPortCount) {
+    return 0;
+  }
+  return (rte_be_to_cpu_16(job) * 7919u + rte_be_to_cpu_16(slot)) % workers;
+}
+
+struct Shard {
+  Worker* worker;
+  rte_ring* ring;
+  std::atomic<bool>* reload;
+  std::string config_path;
+  unsigned index;
+};
+
+// A worker lcore's loop: packets from its ring, through its pipeline, out.
+int WorkerLoop(void* arg) {
+  Shard& s = *static_cast<Shard*>(arg);
+  rte_mbuf* bufs[kBurst];
+  int idle_rounds = 0;
+  while (!g_stop) {
+    const unsigned n = rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
+    for (unsigned i = 0; i < n; ++i) s.worker->Handle(bufs[i], bufs[i]->port);
+    const size_t sent = s.worker->Flush();
+    if (s.reload->exchange(false)) {
+      auto reloaded = grid::sw::ParseConfigJson(ReadFile(s.config_path));
+      absl::Status st = reloaded.ok() ? s.worker->pipeline().Reload(*std::move(reloaded)) : reloaded.status();
+      std::fprintf(stderr, "grid-switch: lcore worker %u reload: %s\n", s.index, st.ToString().c_str());
+    }
+    if (n == 0 && sent == 0 && ++idle_rounds > 64) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    } else if (n != 0) {
+      idle_rounds = 0;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int eal = rte_eal_init(argc, argv);
   if (eal < 0) Fail(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
@@ -202,152 +395,108 @@ int main(int argc, char** argv) {
     }
   }
   if (config_path.empty()) Fail("--config=FILE is required");
-  auto created = Pipeline::Create(LoadConfig(config_path));
-  if (!created.ok()) Fail(std::string(created.status().message()));
-  Pipeline pipeline = *std::move(created);
-  const uint16_t ports = pipeline.config().num_ports;
+  const grid::sw::SwitchConfig config = LoadConfig(config_path);
+  if (absl::Status st = grid::sw::ValidateConfig(config); !st.ok()) Fail(std::string(st.message()));
+  const uint16_t ports = config.num_ports;
   // rte_eal_init succeeds even when a --vdev failed: count the ports.
   if (rte_eth_dev_count_avail() != ports) {
     Fail("the table file has " + std::to_string(ports) + " ports but DPDK has " +
          std::to_string(rte_eth_dev_count_avail()) + " (check the --vdev/-a arguments)");
   }
-  rte_mempool* pool = rte_pktmbuf_pool_create("grid_switch", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                              static_cast<int>(rte_socket_id()));
+  // One lcore: it does everything. More: the main lcore receives, and every
+  // other lcore runs a pipeline for its share of the slots.
+  const unsigned workers = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 1;
+  rte_mempool* pool = rte_pktmbuf_pool_create("grid_switch", 8191 * workers, 256, 0,
+                                              RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
   if (pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
-  std::vector<Port> state(ports);
+  std::vector<Port> port_state(ports);
   for (const auto& [p, imp] : impairments) {
     if (p >= ports) Fail("--impair: port " + std::to_string(p) + " does not exist");
-    state[p].impairment = imp;
-    state[p].bucket.Configure(imp.gbps, 64 * 1024 * 8);
+    port_state[p].impairment = imp;
+    // Each worker gets its share of a rate-limited link.
+    port_state[p].bucket.Configure(imp.gbps / workers, 64 * 1024 * 8);
   }
   for (uint16_t p = 0; p < ports; ++p) {
+    // A transmit queue per pipeline lcore. As many receive queues, because
+    // some PMDs (memif) pair them; only queue 0 is polled.
     rte_eth_conf conf{};
-    if (rte_eth_dev_configure(p, 1, 1, &conf) < 0 ||
-        rte_eth_rx_queue_setup(p, 0, 1024, rte_eth_dev_socket_id(p), nullptr, pool) < 0 ||
-        rte_eth_tx_queue_setup(p, 0, 1024, rte_eth_dev_socket_id(p), nullptr) < 0 ||
-        rte_eth_dev_start(p) < 0) {
-      Fail("cannot start DPDK port " + std::to_string(p));
+    const auto queues = static_cast<uint16_t>(workers);
+    bool ok = rte_eth_dev_configure(p, queues, queues, &conf) >= 0;
+    for (uint16_t q = 0; ok && q < queues; ++q) {
+      ok = rte_eth_rx_queue_setup(p, q, 1024, rte_eth_dev_socket_id(p), nullptr, pool) >= 0 &&
+           rte_eth_tx_queue_setup(p, q, 1024, rte_eth_dev_socket_id(p), nullptr) >= 0;
+    }
+    if (!ok || rte_eth_dev_start(p) < 0) {
+      Fail("cannot start DPDK port " + std::to_string(p) + " with " + std::to_string(workers) +
+           " transmit queues");
     }
     rte_eth_promiscuous_enable(p);
+  }
+  std::vector<std::unique_ptr<Worker>> pool_workers;
+  for (unsigned w = 0; w < workers; ++w) {
+    auto pipeline = Pipeline::Create(config);
+    if (!pipeline.ok()) Fail(std::string(pipeline.status().message()));
+    pool_workers.push_back(std::make_unique<Worker>(*std::move(pipeline), pool, static_cast<uint16_t>(w),
+                                                    port_state, capacity_gbps / workers, 0x5eed + w));
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGUSR1, OnSignal);
   std::signal(SIGHUP, OnSignal);
-  std::fprintf(stderr, "grid-switch: %s, %u ports, running\n", pipeline.config().name.c_str(), ports);
+  std::fprintf(stderr, "grid-switch: %s, %u ports, %u pipeline lcore(s), running\n", config.name.c_str(),
+               ports, workers);
 
-  TokenBucket capacity;
-  capacity.Configure(capacity_gbps, 64 * 1024 * 8);
-  uint64_t capacity_drops = 0;
-  grid::util::Random rng(0x5eed);
-  grid::sw::Output out;
+  std::vector<Shard> shards(workers);
+  std::vector<std::atomic<bool>> reloads(workers);
+  if (workers > 1) {
+    unsigned w = 0;
+    unsigned lcore;
+    RTE_LCORE_FOREACH_WORKER(lcore) {
+      const std::string name = "grid_shard" + std::to_string(w);
+      rte_ring* ring = rte_ring_create(name.c_str(), 4096, static_cast<int>(rte_socket_id()),
+                                       RING_F_SP_ENQ | RING_F_SC_DEQ);
+      if (ring == nullptr) Fail("cannot create ring " + name);
+      shards[w] = Shard{pool_workers[w].get(), ring, &reloads[w], config_path, w};
+      rte_eal_remote_launch(WorkerLoop, &shards[w], lcore);
+      ++w;
+    }
+  }
+
   rte_mbuf* rx[kBurst];
   int idle_rounds = 0;
-
-  // Hands a frame to port p's transmit side, through its impairments.
-  auto enqueue = [&](uint16_t p, rte_mbuf* m) {
-    Port& port = state[p];
-    const Impairment& imp = port.impairment;
-    if (imp.loss > 0 && rng.Uniform() < imp.loss) {
-      ++port.impaired_drops;
-      rte_pktmbuf_free(m);
-      return;
-    }
-    rte_mbuf* copies[2] = {m, nullptr};
-    if (imp.duplicate > 0 && rng.Uniform() < imp.duplicate) {
-      copies[1] = rte_pktmbuf_copy(m, pool, 0, UINT32_MAX);
-    }
-    for (rte_mbuf* c : copies) {
-      if (c == nullptr) continue;
-      if (imp.reorder > 0 && port.held == nullptr && rng.Uniform() < imp.reorder) {
-        port.held = c;  // goes out after the next one
-        continue;
-      }
-      for (rte_mbuf* x : {c, port.held}) {
-        if (x == nullptr) continue;
-        if (!port.queue.push_back(x)) {
-          ++port.overflow_drops;
-          rte_pktmbuf_free(x);
-        }
-      }
-      port.held = nullptr;
-    }
-  };
-
   while (!g_stop) {
     size_t work = 0;
     for (uint16_t p = 0; p < ports; ++p) {
       const uint16_t n = rte_eth_rx_burst(p, 0, rx, kBurst);
       work += n;
       for (uint16_t i = 0; i < n; ++i) {
-        rte_mbuf* m = rx[i];
-        if (rte_pktmbuf_linearize(m) != 0) {
-          rte_pktmbuf_free(m);
-          continue;
-        }
-        uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-        const uint32_t len = rte_pktmbuf_data_len(m);
-        // The aggregation-capacity limit C_s: DATA this switch would aggregate.
-        if (capacity.limited() && len >= grid::wire::kPayloadOffset) {
-          grid::wire::FrameView view;
-          if (grid::wire::ParseFrame({data, len}, &view) == grid::wire::WireError::kOk &&
-              view.header.type == grid::wire::MessageType::kData &&
-              view.header.agg_node == pipeline.config().node_id && !capacity.Take(len * 8.0)) {
-            ++capacity_drops;
-            rte_pktmbuf_free(m);
-            continue;
-          }
-        }
-        out.Clear();
-        pipeline.Process({data, len}, p, &out);
-        int input_uses = 0;
-        for (const grid::sw::OutFrame& f : out.frames) input_uses += f.is_input;
-        if (input_uses == 0) {
-          rte_pktmbuf_free(m);
-        } else if (input_uses > 1) {
-          rte_mbuf_refcnt_update(m, static_cast<int16_t>(input_uses - 1));
-        }
-        for (const grid::sw::OutFrame& f : out.frames) {
-          rte_mbuf* o = m;
-          if (f.is_input) {
-            rte_pktmbuf_data_len(m) = static_cast<uint16_t>(f.length);
-            m->pkt_len = f.length;
-          } else {
-            o = rte_pktmbuf_alloc(pool);
-            if (o == nullptr) continue;
-            char* dst = rte_pktmbuf_append(o, static_cast<uint16_t>(f.length));
-            if (dst == nullptr) {
-              rte_pktmbuf_free(o);
-              continue;
-            }
-            std::memcpy(dst, out.arena.data() + f.offset, f.length);
-          }
-          enqueue(f.port, o);
+        rx[i]->port = p;
+        if (workers == 1) {
+          pool_workers[0]->Handle(rx[i], p);
+        } else if (rte_ring_enqueue(shards[Owner(rx[i], workers)].ring, rx[i]) != 0) {
+          rte_pktmbuf_free(rx[i]);  // the shard is overrun: a queue drop
         }
       }
     }
-    // Transmit what each port's rate allows; report queue depths.
-    for (uint16_t p = 0; p < ports; ++p) {
-      Port& port = state[p];
-      rte_mbuf* tx[kBurst];
-      uint16_t n = 0;
-      while (!port.queue.empty() && n < kBurst &&
-             port.bucket.Take(rte_pktmbuf_pkt_len(port.queue.front()) * 8.0)) {
-        tx[n++] = port.queue.front();
-        port.queue.pop_front();
-      }
-      const uint16_t sent = n ? rte_eth_tx_burst(p, 0, tx, n) : 0;
-      for (uint16_t i = n; i-- > sent;) port.queue.push_front(tx[i]);  // retry later, in order
-      work += sent;
-      pipeline.SetQueueDepth(p, static_cast<uint32_t>(port.queue.size()));
-    }
+    if (workers == 1) work += pool_workers[0]->Flush();
     if (g_dump.exchange(false)) {
-      std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(pipeline.counters()).c_str());
+      // Per lcore counters are read by their own lcore only once stopped;
+      // while running, a single-lcore switch prints its live counters.
+      if (workers == 1) {
+        std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(pool_workers[0]->pipeline().counters()).c_str());
+      } else {
+        std::fprintf(stderr, "grid-switch: %u pipeline lcores; counters are printed at exit\n", workers);
+      }
     }
     if (g_reload.exchange(false)) {
-      auto reloaded = grid::sw::ParseConfigJson(ReadFile(config_path));
-      absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
-      std::fprintf(stderr, "grid-switch: reload %s: %s\n", config_path.c_str(), s.ToString().c_str());
+      if (workers == 1) {
+        auto reloaded = grid::sw::ParseConfigJson(ReadFile(config_path));
+        absl::Status st = reloaded.ok() ? pool_workers[0]->pipeline().Reload(*std::move(reloaded))
+                                        : reloaded.status();
+        std::fprintf(stderr, "grid-switch: reload %s: %s\n", config_path.c_str(), st.ToString().c_str());
+      } else {
+        for (auto& r : reloads) r = true;
+      }
     }
     // Yield when idle, so several switches and hosts can share two cores.
     if (work == 0 && ++idle_rounds > 64 && idle_us > 0) {
@@ -356,21 +505,18 @@ int main(int argc, char** argv) {
       idle_rounds = 0;
     }
   }
-  uint64_t impaired = 0, overflow = 0;
-  for (Port& port : state) {
-    impaired += port.impaired_drops;
-    overflow += port.overflow_drops;
-    while (!port.queue.empty()) {
-      rte_pktmbuf_free(port.queue.front());
-      port.queue.pop_front();
-    }
-    if (port.held) rte_pktmbuf_free(port.held);
+  rte_eal_mp_wait_lcore();
+  uint64_t impaired = 0, overflow = 0, capacity_drops = 0;
+  grid::sw::Counters total;
+  for (auto& w : pool_workers) {
+    w->Drain(&impaired, &overflow, &capacity_drops);
+    total.Add(w->pipeline().counters());
   }
-  std::printf("{\"switch\":\"%s\",\"impaired_drops\":%llu,\"queue_drops\":%llu,\"capacity_drops\":%llu,"
-              "\"counters\":%s}\n",
-              pipeline.config().name.c_str(), static_cast<unsigned long long>(impaired),
+  std::printf("{\"switch\":\"%s\",\"lcores\":%u,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
+              "\"capacity_drops\":%llu,\"counters\":%s}\n",
+              config.name.c_str(), workers, static_cast<unsigned long long>(impaired),
               static_cast<unsigned long long>(overflow), static_cast<unsigned long long>(capacity_drops),
-              grid::sw::CountersToJson(pipeline.counters()).c_str());
+              grid::sw::CountersToJson(total).c_str());
   for (uint16_t p = 0; p < ports; ++p) {
     rte_eth_dev_stop(p);
     rte_eth_dev_close(p);

@@ -138,6 +138,8 @@ struct Counters {
   std::map<uint16_t, JobCounters> jobs;
   std::vector<PortCounters> ports;
   uint64_t total_drops() const;
+  // Adds another pipeline's counters (grid-switch runs one per lcore).
+  void Add(const Counters& other);
 };
 
 // The counters as JSON: drops by reason name, per job, per port.

@@ -98,6 +98,30 @@ uint64_t Counters::total_drops() const {
   return n;
 }
 
+void Counters::Add(const Counters& o) {
+  for (int i = 0; i < kNumDrops; ++i) drops[i] += o.drops[i];
+  forwarded += o.forwarded;
+  other_forwarded += o.other_forwarded;
+  for (const auto& [id, j] : o.jobs) {
+    JobCounters& m = jobs[id];
+    m.data += j.data;
+    m.partials += j.partials;
+    m.partials_resent += j.partials_resent;
+    m.results += j.results;
+    m.replicas += j.replicas;
+    m.collisions += j.collisions;
+    m.duplicates += j.duplicates;
+    m.overflows += j.overflows;
+  }
+  if (ports.size() < o.ports.size()) ports.resize(o.ports.size());
+  for (size_t p = 0; p < o.ports.size(); ++p) {
+    ports[p].rx_packets += o.ports[p].rx_packets;
+    ports[p].rx_bytes += o.ports[p].rx_bytes;
+    ports[p].tx_packets += o.ports[p].tx_packets;
+    ports[p].tx_bytes += o.ports[p].tx_bytes;
+  }
+}
+
 Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {}
 
 absl::StatusOr<Pipeline> Pipeline::Create(SwitchConfig config) {

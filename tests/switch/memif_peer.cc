@@ -2,13 +2,16 @@
 // of S2 in the testbed (SwitchML's plan: S2 aggregates W3, W4 and W7).
 //   memif_peer ports                 prints S2's port count
 //   memif_peer write-config FILE     writes S2's table entries
-//   memif_peer [EAL args] -- run     drives the switch and checks what comes back
+//   memif_peer [EAL args] -- run [QUEUES]
+//                                    drives the switch and checks what comes back
+//                                    (QUEUES: memif queue pairs, as the switch has)
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -34,7 +37,7 @@ int Fail(const std::string& message) {
 
 class Ports {
  public:
-  explicit Ports(rte_mempool* pool) : pool_(pool) {}
+  Ports(rte_mempool* pool, uint16_t queues) : pool_(pool), queues_(queues) {}
 
   bool Send(uint16_t port, const std::vector<uint8_t>& frame) {
     rte_mbuf* m = rte_pktmbuf_alloc(pool_);
@@ -54,7 +57,8 @@ class Ports {
     const auto deadline = Clock::now() + timeout;
     rte_mbuf* bufs[32];
     while (got.size() < want && Clock::now() < deadline) {
-      const uint16_t n = rte_eth_rx_burst(port, 0, bufs, 32);
+      uint16_t n = 0;
+      for (uint16_t q = 0; q < queues_ && n == 0; ++q) n = rte_eth_rx_burst(port, q, bufs, 32);
       for (uint16_t i = 0; i < n; ++i) {
         const uint8_t* d = rte_pktmbuf_mtod(bufs[i], const uint8_t*);
         got.emplace_back(d, d + rte_pktmbuf_data_len(bufs[i]));
@@ -67,9 +71,10 @@ class Ports {
 
  private:
   rte_mempool* pool_;
+  uint16_t queues_;
 };
 
-int Run(const Job& job) {
+int Run(const Job& job, uint16_t queues) {
   const grid::topology::NodeId s2 = job.node("S2");
   const uint16_t ports = static_cast<uint16_t>(job.topo.neighbors(s2).size());
   if (rte_eth_dev_count_avail() != ports) return Fail("expected " + std::to_string(ports) + " memif ports");
@@ -78,12 +83,12 @@ int Run(const Job& job) {
   if (pool == nullptr) return Fail("mbuf pool");
   for (uint16_t p = 0; p < ports; ++p) {
     rte_eth_conf conf{};
-    if (rte_eth_dev_configure(p, 1, 1, &conf) < 0 ||
-        rte_eth_rx_queue_setup(p, 0, 1024, rte_eth_dev_socket_id(p), nullptr, pool) < 0 ||
-        rte_eth_tx_queue_setup(p, 0, 1024, rte_eth_dev_socket_id(p), nullptr) < 0 ||
-        rte_eth_dev_start(p) < 0) {
-      return Fail("cannot start port " + std::to_string(p));
+    bool ok = rte_eth_dev_configure(p, queues, queues, &conf) >= 0;
+    for (uint16_t q = 0; ok && q < queues; ++q) {
+      ok = rte_eth_rx_queue_setup(p, q, 1024, rte_eth_dev_socket_id(p), nullptr, pool) >= 0 &&
+           rte_eth_tx_queue_setup(p, q, 1024, rte_eth_dev_socket_id(p), nullptr) >= 0;
     }
+    if (!ok || rte_eth_dev_start(p) < 0) return Fail("cannot start port " + std::to_string(p));
   }
   // The switch (memif server) must accept every connection.
   const auto deadline = Clock::now() + std::chrono::seconds(15);
@@ -94,7 +99,7 @@ int Run(const Job& job) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-  Ports io(pool);
+  Ports io(pool, queues);
   const std::vector<int> members = {2, 3, 6};  // W3, W4, W7
   const uint16_t to_s1 = job.PortTo(s2, job.node("S1"));
   auto port_of = [&](int rank) { return job.PortTo(s2, job.plan.job.workers[rank]); };
@@ -180,8 +185,12 @@ int main(int argc, char** argv) {
   if (eal < 0) return Fail("EAL initialisation failed");
   argc -= eal;
   argv += eal;
-  if (argc != 2 || std::string(argv[1]) != "run") return Fail("usage: memif_peer [EAL] -- run");
-  const int rc = Run(job);
+  if (argc < 2 || argc > 3 || std::string(argv[1]) != "run") {
+    return Fail("usage: memif_peer [EAL] -- run [QUEUES]");
+  }
+  const int queues = argc == 3 ? std::atoi(argv[2]) : 1;
+  if (queues < 1 || queues > 8) return Fail("QUEUES must be 1..8");
+  const int rc = Run(job, static_cast<uint16_t>(queues));
   rte_eal_cleanup();
   return rc;
 }
