@@ -246,6 +246,12 @@ class Worker {
     size_t sent_total = 0;
     for (uint16_t p = 0; p < ports_.size(); ++p) {
       Port& port = ports_[p];
+      // A packet held back to be reordered goes once nothing follows it, so
+      // a pause in traffic never strands it.
+      if (port.held != nullptr && port.queue.empty()) {
+        port.queue.push_back(port.held);
+        port.held = nullptr;
+      }
       rte_mbuf* tx[kBurst];
       uint16_t n = 0;
       while (!port.queue.empty() && n < kBurst &&

@@ -28,7 +28,7 @@ run() {  # run NAME QUEUES SWITCH_LCORE_ARGS...
     client+=("--vdev=net_memif$i,role=client,id=0,socket=$dir/$name$i.sock,socket-abstract=no")
   done
   "$switch" "$@" "${eal[@]}" --file-prefix="gs$name$$" "${server[@]}" -- --config="$dir/s2.json" \
-    >"$dir/$name.out" 2>"$dir/$name.err" &
+    ${IMPAIR:-} >"$dir/$name.out" 2>"$dir/$name.err" &
   pid=$!
   for _ in $(seq 1 200); do
     [ -S "$dir/$name$((ports - 1)).sock" ] && break
@@ -36,7 +36,8 @@ run() {  # run NAME QUEUES SWITCH_LCORE_ARGS...
     sleep 0.05
   done
   local rc=0
-  timeout 60 "$peer" -l 1 "${eal[@]}" --file-prefix="gp$name$$" "${client[@]}" -- run "$queues" || rc=$?
+  timeout 60 "$peer" -l 1 "${eal[@]}" --file-prefix="gp$name$$" "${client[@]}" -- run "$queues" \
+    | tee "$dir/$name.peer" || rc=$?
   kill -USR1 "$pid"   # counters on demand
   sleep 0.2
   kill -INT "$pid"
@@ -50,4 +51,8 @@ run() {  # run NAME QUEUES SWITCH_LCORE_ARGS...
 
 run one 1 -l 0 || status=1
 run sharded 2 --lcores=0@0,1@0,2@1 || status=1
+# The link toward S1 (port 0) duplicates and reorders: the peer still sees
+# every partial, exactly; the switch reports what it impaired.
+IMPAIR="--impair=0:dup=0.5,reorder=0.3" run impaired 1 -l 0 || status=1
+grep -q 'duplicates=[1-9]' "$dir/impaired.peer" || { echo "impaired: the link duplicated nothing"; status=1; }
 exit "$status"
