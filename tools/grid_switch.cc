@@ -172,6 +172,13 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// SIGHUP: the table file again, into a running pipeline.
+void Reload(Pipeline& pipeline, const std::string& path) {
+  auto reloaded = grid::sw::ParseConfigJson(ReadFile(path));
+  absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
+  std::fprintf(stderr, "grid-switch: reload %s: %s\n", path.c_str(), s.ToString().c_str());
+}
+
 grid::sw::SwitchConfig LoadConfig(const std::string& path) {
   auto config = grid::sw::ParseConfigJson(ReadFile(path));
   if (!config.ok()) Fail(path + ": " + std::string(config.status().message()));
@@ -343,7 +350,6 @@ struct Shard {
   rte_ring* ring;
   std::atomic<bool>* reload;
   std::string config_path;
-  unsigned index;
 };
 
 // A worker lcore's loop: packets from its ring, through its pipeline, out.
@@ -355,11 +361,7 @@ int WorkerLoop(void* arg) {
     const unsigned n = rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
     for (unsigned i = 0; i < n; ++i) s.worker->Handle(bufs[i], bufs[i]->port);
     const size_t sent = s.worker->Flush();
-    if (s.reload->exchange(false)) {
-      auto reloaded = grid::sw::ParseConfigJson(ReadFile(s.config_path));
-      absl::Status st = reloaded.ok() ? s.worker->pipeline().Reload(*std::move(reloaded)) : reloaded.status();
-      std::fprintf(stderr, "grid-switch: lcore worker %u reload: %s\n", s.index, st.ToString().c_str());
-    }
+    if (s.reload->exchange(false)) Reload(s.worker->pipeline(), s.config_path);
     if (n == 0 && sent == 0 && ++idle_rounds > 64) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     } else if (n != 0) {
@@ -462,7 +464,7 @@ int main(int argc, char** argv) {
       rte_ring* ring = rte_ring_create(name.c_str(), 4096, static_cast<int>(rte_socket_id()),
                                        RING_F_SP_ENQ | RING_F_SC_DEQ);
       if (ring == nullptr) Fail("cannot create ring " + name);
-      shards[w] = Shard{pool_workers[w].get(), ring, &reloads[w], config_path, w};
+      shards[w] = Shard{pool_workers[w].get(), ring, &reloads[w], config_path};
       rte_eal_remote_launch(WorkerLoop, &shards[w], lcore);
       ++w;
     }
@@ -496,10 +498,7 @@ int main(int argc, char** argv) {
     }
     if (g_reload.exchange(false)) {
       if (workers == 1) {
-        auto reloaded = grid::sw::ParseConfigJson(ReadFile(config_path));
-        absl::Status st = reloaded.ok() ? pool_workers[0]->pipeline().Reload(*std::move(reloaded))
-                                        : reloaded.status();
-        std::fprintf(stderr, "grid-switch: reload %s: %s\n", config_path.c_str(), st.ToString().c_str());
+        Reload(pool_workers[0]->pipeline(), config_path);
       } else {
         for (auto& r : reloads) r = true;
       }
