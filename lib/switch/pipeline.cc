@@ -192,24 +192,22 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     ++counters_.ports[in_port].rx_packets;
     counters_.ports[in_port].rx_bytes += frame.size();
   }
-  FrameView view;
-  const wire::WireError error = wire::ParseFrame(frame, &view);
-  if (error != wire::WireError::kOk) {
-    // Not GRID at all (another protocol, another UDP port): plain IPv4
-    // forwarding by destination address. A GRID packet that fails a check
-    // is dropped and counted by reason.
-    const bool other = error == wire::WireError::kEtherType ||
-                       error == wire::WireError::kIpProtocol || error == wire::WireError::kUdpPort;
-    if (!other) {
-      DropPacket(static_cast<int>(error));
-      return;
-    }
-    if (error == wire::WireError::kEtherType) {
+  // Is it GRID at all (IPv4/UDP to the GRID ports)? Anything else, of any
+  // length, is plain IPv4 forwarding by destination address. A GRID packet
+  // that fails a codec check is dropped and counted by reason.
+  const uint8_t* f = frame.data();
+  const bool ipv4 = frame.size() >= wire::kUdpOffset && Load16(f + 12) == wire::kEtherTypeIpv4;
+  const bool grid = ipv4 && frame.size() >= wire::kGridOffset &&
+                    f[wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol)] == wire::kIpProtocolUdp &&
+                    Load16(f + wire::kUdpOffset + 2) >= wire::kUdpPortBase &&
+                    Load16(f + wire::kUdpOffset + 2) < wire::kUdpPortBase + wire::kUdpPortCount;
+  if (!grid) {
+    if (!ipv4) {
       DropPacket(static_cast<int>(Drop::kNoRoute));
       return;
     }
     uint32_t dst;
-    std::memcpy(&dst, frame.data() + wire::kIpv4Offset + offsetof(wire::Ipv4Header, dst), 4);
+    std::memcpy(&dst, f + wire::kIpv4Offset + offsetof(wire::Ipv4Header, dst), 4);
     auto route = config_.ip_routes.find(wire::NetToHost32(dst));
     if (route == config_.ip_routes.end() || !DecrementTtl(frame.data())) {
       DropPacket(static_cast<int>(Drop::kNoRoute));
@@ -218,6 +216,12 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     RewriteMacs(frame.data(), route->second.mac, config_.mac);
     ++counters_.other_forwarded;
     Emit(route->second.port, true, 0, static_cast<uint32_t>(frame.size()), out);
+    return;
+  }
+  FrameView view;
+  const wire::WireError error = wire::ParseFrame(frame, &view);
+  if (error != wire::WireError::kOk) {
+    DropPacket(static_cast<int>(error));
     return;
   }
   const Header& h = view.header;

@@ -199,6 +199,15 @@ TEST_F(PipelineTest, MalformedAndOtherTraffic) {
   EXPECT_EQ(out.frames[0].port, job_.PortTo(s2_, job_.plan.job.workers[3]));
   EXPECT_TRUE(out.frames[0].is_input);
   EXPECT_EQ(s2p_->counters().other_forwarded, 1u);
+  // Short non-GRID packets (a 60-byte TCP segment) are forwarded too.
+  std::vector<uint8_t> tcp(other.begin(), other.begin() + 60);
+  tcp[wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol)] = 6;
+  ip.protocol = 6;
+  ip.total_length = wire::HostToNet16(46);
+  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+  std::memcpy(tcp.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+  ASSERT_EQ(Feed(tcp).frames.size(), 1u);
+  EXPECT_EQ(s2p_->counters().other_forwarded, 2u);
   ip.dst = wire::HostToNet32(0x08080808);
   ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
   std::memcpy(other.data() + wire::kIpv4Offset, &ip, sizeof(ip));
