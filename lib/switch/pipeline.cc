@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "grid/switch.h"
+#include "switch/elements.h"
 
 namespace grid::sw {
 namespace {
@@ -309,7 +310,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
     c = Copy{h.op_seq, h.chunk, {}, 1, h.num_elements, h.exponent, h.next_exponent,
              static_cast<uint8_t>(h.flags & wire::flags::kCongestion), false};
     c.bitmap[bit / 64] = mask;
-    for (size_t i = 0; i < h.num_elements; ++i) values[i] = wire::LoadElement(view.payload, i);
+    internal::LoadElements(values, view.payload, h.num_elements);
   } else {
     if (h.num_elements != c.num_elements) {
       DropPacket(static_cast<int>(Drop::kBadLength));
@@ -329,12 +330,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
       }
       return;
     }
-    bool overflow = false;
-    for (size_t i = 0; i < h.num_elements; ++i) {
-      int32_t sum;
-      overflow |= __builtin_add_overflow(values[i], wire::LoadElement(view.payload, i), &sum);
-      values[i] = sum;
-    }
+    const bool overflow = internal::AddElements(values, view.payload, h.num_elements);
     c.bitmap[bit / 64] |= mask;
     ++c.count;
     c.exponent = std::max(c.exponent, h.exponent);
@@ -384,10 +380,8 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState&
   uint8_t* frame = out->arena.data() + offset;
   // The header fields were all checked above, so this cannot fail.
   (void)wire::WriteFrameHeaders(a, p, {frame, wire::FrameBytes(c.num_elements)});
-  const int32_t* values = state.values.data() + size_t{copy_index} * agg.elements;
-  for (size_t i = 0; i < c.num_elements; ++i) {
-    wire::StoreElement(frame + wire::kPayloadOffset, i, values[i]);
-  }
+  internal::StoreElements(frame + wire::kPayloadOffset,
+                          state.values.data() + size_t{copy_index} * agg.elements, c.num_elements);
   Emit(agg.root.port, false, static_cast<uint32_t>(offset),
        static_cast<uint32_t>(wire::FrameBytes(c.num_elements)), out);
 }

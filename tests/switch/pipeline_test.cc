@@ -3,6 +3,9 @@
 #include <cstring>
 
 #include "fabric.h"
+#include "numerics/kernels.h"
+#include "switch/elements.h"
+#include "util/random.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -307,6 +310,28 @@ TEST_F(PipelineTest, CountersAndOverflow) {
   s2p_->ResetCounters();
   EXPECT_EQ(s2p_->counters().jobs.at(7).overflows, 0u);
   EXPECT_EQ(s2p_->counters().total_drops(), 0u);
+}
+
+TEST(Elements, SimdAddMatchesScalarIncludingOverflow) {
+  if (!numerics::internal::HaveAvx2()) GTEST_SKIP() << "CPU has no AVX2";
+  util::Random rng(3);
+  for (size_t n : {0, 1, 7, 8, 9, 64, 65, 1024}) {
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<int32_t> a(n), b(n);
+      std::vector<uint8_t> payload(4 * n);
+      for (size_t i = 0; i < n; ++i) {
+        // Mostly small, sometimes near the edges so sums wrap.
+        a[i] = static_cast<int32_t>(rng.Next());
+        const int32_t v = trial % 3 ? static_cast<int32_t>(rng.Below(1000)) : static_cast<int32_t>(rng.Next());
+        wire::StoreElement(payload.data(), i, v);
+      }
+      b = a;
+      const bool wrapped_scalar = internal::AddElementsScalar(a.data(), payload.data(), n);
+      const bool wrapped_simd = internal::AddElementsAvx2(b.data(), payload.data(), n);
+      ASSERT_EQ(a, b) << n;
+      ASSERT_EQ(wrapped_scalar, wrapped_simd) << n << " trial " << trial;
+    }
+  }
 }
 
 TEST(SwitchConfig, JsonRoundTripAndValidation) {
