@@ -86,7 +86,8 @@ void BM_Quantize(benchmark::State& state) {
   std::vector<int32_t> out(n);
   const uint8_t e = *BlockExponent(in);
   for (auto _ : state) {
-    if (!grid::numerics::Quantize(in, e, kFanIn, absl::MakeSpan(out)).ok()) state.SkipWithError("quantize");
+    if (!grid::numerics::Quantize(in, e, kFanIn, absl::MakeSpan(out)).ok())
+      state.SkipWithError("quantize");
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * n * sizeof(float));
@@ -100,7 +101,8 @@ void BM_Dequantize(benchmark::State& state) {
   const uint8_t e = *BlockExponent(in);
   (void)grid::numerics::Quantize(in, e, kFanIn, absl::MakeSpan(q));
   for (auto _ : state) {
-    if (!grid::numerics::Dequantize(q, e, kFanIn, absl::MakeSpan(out)).ok()) state.SkipWithError("dequantize");
+    if (!grid::numerics::Dequantize(q, e, kFanIn, absl::MakeSpan(out)).ok())
+      state.SkipWithError("dequantize");
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * n * sizeof(float));
@@ -191,15 +193,14 @@ int main(int argc, char** argv) {
     }
   }
   // 64 Ki floats (256 KiB) stays in L2; 4 Mi floats (16 MiB) goes to memory.
-  const std::vector<int64_t> sizes = small ? std::vector<int64_t>{4096}
-                                           : std::vector<int64_t>{1 << 16, 1 << 22};
-  for (auto [name, fn] : {std::pair{"BM_Memcpy", &BM_Memcpy},
-                          std::pair{"BM_CopyLoop", &BM_CopyLoop},
-                          std::pair{"BM_BlockExponent", &BM_BlockExponent},
-                          std::pair{"BM_Quantize", &BM_Quantize},
-                          std::pair{"BM_Dequantize", &BM_Dequantize},
-                          std::pair{"BM_QuantizePacketize", &BM_QuantizePacketize},
-                          std::pair{"BM_DepacketizeDequantize", &BM_DepacketizeDequantize}}) {
+  const std::vector<int64_t> sizes =
+      small ? std::vector<int64_t>{4096} : std::vector<int64_t>{1 << 16, 1 << 22};
+  for (auto [name, fn] :
+       {std::pair{"BM_Memcpy", &BM_Memcpy}, std::pair{"BM_CopyLoop", &BM_CopyLoop},
+        std::pair{"BM_BlockExponent", &BM_BlockExponent}, std::pair{"BM_Quantize", &BM_Quantize},
+        std::pair{"BM_Dequantize", &BM_Dequantize},
+        std::pair{"BM_QuantizePacketize", &BM_QuantizePacketize},
+        std::pair{"BM_DepacketizeDequantize", &BM_DepacketizeDequantize}}) {
     auto* b = benchmark::RegisterBenchmark(name, fn);
     for (int64_t s : sizes) b->Arg(s);
   }

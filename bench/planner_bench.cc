@@ -28,7 +28,8 @@ const topology::Topology& Fabric(int k, int hosts, double programmable) {
   return it->second;
 }
 
-void PlanOnce(benchmark::State& state, const char* name, const topology::Topology& topo, int workers) {
+void PlanOnce(benchmark::State& state, const char* name, const topology::Topology& topo,
+              int workers) {
   auto job = planner::MakeJob(topo, workers, std::nullopt, 1);
   if (!job.ok()) {
     state.SkipWithError(std::string(job.status().message()).c_str());

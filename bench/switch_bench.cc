@@ -28,7 +28,8 @@ struct Setup {
 Setup Make() {
   const topology::Topology topo = *topology::GenerateTopology("testbed");
   const planner::JobSpec job = *planner::MakeJob(topo, 8, std::nullopt, 1);
-  const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
+  const planner::Plan plan =
+      *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
   control::JobParams params;
   params.job_id = 1;
   params.token = 42;
@@ -93,8 +94,9 @@ void BM_Aggregate(benchmark::State& state) {
   }
   if (p.counters().total_drops() != 0) state.SkipWithError("the pipeline dropped packets");
   state.SetItemsProcessed(state.iterations());
-  state.counters["elements_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * wire::kDefaultElements, benchmark::Counter::kIsRate);
+  state.counters["elements_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * wire::kDefaultElements,
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_Forward(benchmark::State& state) {

@@ -76,8 +76,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", job.status().ToString().c_str());
     return 2;
   }
-  std::printf("%s, %d workers\n\n| planner | paper: mean / min Gbps | links: mean / min Gbps |\n"
-              "|---|---|---|\n", topo->name().c_str(), workers);
+  std::printf(
+      "%s, %d workers\n\n| planner | paper: mean / min Gbps | links: mean / min Gbps |\n"
+      "|---|---|---|\n",
+      topo->name().c_str(), workers);
   for (const std::string& name : registry.Names()) {
     auto planner = registry.Create(name);
     auto plan = (*planner)->Plan(*topo, *job);

@@ -16,8 +16,7 @@ namespace grid::tools {
 
 class Flags {
  public:
-  Flags(const char* program, int argc, char** argv, std::set<std::string> known,
-        const char* usage)
+  Flags(const char* program, int argc, char** argv, std::set<std::string> known, const char* usage)
       : program_(program) {
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];

@@ -2,7 +2,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "grid/planner.h"
@@ -39,7 +38,8 @@ int main(int argc, char** argv) {
 
   planner::PlannerOptions options;
   options.k_paths = static_cast<int>(flags.Int("k-paths", options.k_paths, 1, 64));
-  options.rounding_samples = static_cast<int>(flags.Int("samples", options.rounding_samples, 1, 100000));
+  options.rounding_samples =
+      static_cast<int>(flags.Int("samples", options.rounding_samples, 1, 100000));
   if (flags.Get("improve")) options.improve = flags.Bool("improve");
   options.atp_demand_gbps = static_cast<double>(flags.Int("atp-demand", 0, 0, 1000000));
 

@@ -25,9 +25,11 @@ using namespace grid;
 constexpr char kUsage[] =
     "usage: grid-sim --experiment=NAME --out=DIR [--seeds=K] [--workers=N,N,...]\n"
     "Experiments (as in the paper, section 'large-scale simulation'):\n"
-    "  fattree-a    k=8 fat tree, 6 hosts per edge, only edge switches programmable, 40-100 workers\n"
+    "  fattree-a    k=8 fat tree, 6 hosts per edge, only edge switches programmable, 40-100 "
+    "workers\n"
     "  fattree-b    the same, a random 20% of all switches programmable\n"
-    "  leafspine-a  30 spines, 30 leaves, 16 hosts per leaf, only leaves programmable, 100-250 workers\n"
+    "  leafspine-a  30 spines, 30 leaves, 16 hosts per leaf, only leaves programmable, 100-250 "
+    "workers\n"
     "  leafspine-b  the same, a random 20% of all switches programmable\n"
     "  all          the four above\n"
     "Switch capacities are uniform in [100, 3200] Gbps; links and the PS ingress are 100 Gbps.\n"
@@ -43,9 +45,11 @@ const std::vector<Experiment>& Experiments() {
   static const std::vector<Experiment> kAll = {
       {"fattree-a", "fattree:k=8,hosts=6,prog=tor,cap=uniform:100:3200", {40, 60, 80, 100}},
       {"fattree-b", "fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200", {40, 60, 80, 100}},
-      {"leafspine-a", "leafspine:spines=30,leaves=30,hosts=16,prog=tor,cap=uniform:100:3200",
+      {"leafspine-a",
+       "leafspine:spines=30,leaves=30,hosts=16,prog=tor,cap=uniform:100:3200",
        {100, 150, 200, 250}},
-      {"leafspine-b", "leafspine:spines=30,leaves=30,hosts=16,prog=random:0.2,cap=uniform:100:3200",
+      {"leafspine-b",
+       "leafspine:spines=30,leaves=30,hosts=16,prog=random:0.2,cap=uniform:100:3200",
        {100, 150, 200, 250}},
   };
   return kAll;
@@ -76,7 +80,8 @@ Stat MeanSd(const std::vector<double>& v) {
 }
 
 // (experiment, model, planner, workers) -> the rows of every seed.
-using Groups = std::map<std::tuple<std::string, std::string, std::string, int>, std::vector<const Row*>>;
+using Groups =
+    std::map<std::tuple<std::string, std::string, std::string, int>, std::vector<const Row*>>;
 
 Groups Group(const std::vector<Row>& rows) {
   Groups g;
@@ -129,7 +134,8 @@ void WritePlots(const std::filesystem::path& dir, const std::vector<Experiment>&
         script.close();
         const std::string cmd = "gnuplot '" + (dir / (base + ".gp")).string() + "' 2>/dev/null";
         if (std::system(cmd.c_str()) != 0) {
-          std::fprintf(stderr, "grid-sim: gnuplot failed for %s (is gnuplot installed?)\n", base.c_str());
+          std::fprintf(stderr, "grid-sim: gnuplot failed for %s (is gnuplot installed?)\n",
+                       base.c_str());
         }
       }
     }
@@ -145,7 +151,8 @@ void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experime
     for (planner::Model m : kModels) {
       const std::string model = planner::ModelName(m);
       md << "\n## " << e.name << ", " << model << " model\n\n"
-         << "| workers | planner | mean rate | min rate | switch aggregation | PS ingress | solve s |\n"
+         << "| workers | planner | mean rate | min rate | switch aggregation | PS ingress | solve "
+            "s |\n"
          << "|---|---|---|---|---|---|---|\n";
       for (int w : e.workers) {
         for (const char* p : kPlanners) {
@@ -158,7 +165,8 @@ void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experime
              << fmt(Over(rows, [](const Row& r) { return r.min_rate; })) << " | "
              << fmt(Over(rows, [](const Row& r) { return r.switch_aggregation; })) << " | "
              << fmt(Over(rows, [](const Row& r) { return r.ps_ingress; })) << " | "
-             << absl::StrFormat("%.3f", Over(rows, [](const Row& r) { return r.solve_seconds; }).mean)
+             << absl::StrFormat("%.3f",
+                                Over(rows, [](const Row& r) { return r.solve_seconds; }).mean)
              << " |\n";
         }
       }
@@ -169,7 +177,8 @@ void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experime
 }  // namespace
 
 int main(int argc, char** argv) {
-  const tools::Flags flags("grid-sim", argc, argv, {"experiment", "out", "seeds", "workers"}, kUsage);
+  const tools::Flags flags("grid-sim", argc, argv, {"experiment", "out", "seeds", "workers"},
+                           kUsage);
   const std::string name = flags.Required("experiment");
   const std::filesystem::path out = flags.Required("out");
   const int seeds = static_cast<int>(flags.Int("seeds", 3, 1, 1000));
@@ -183,7 +192,8 @@ int main(int argc, char** argv) {
     std::stringstream ss(*list);
     for (std::string item; std::getline(ss, item, ',');) {
       int w = 0;
-      if (!absl::SimpleAtoi(item, &w) || w < 1) flags.Fail("--workers: \"" + item + "\" is not a count");
+      if (!absl::SimpleAtoi(item, &w) || w < 1)
+        flags.Fail("--workers: \"" + item + "\" is not a count");
       workers.push_back(w);
     }
     for (Experiment& e : chosen) e.workers = workers;

@@ -13,20 +13,20 @@
 //
 // Signals: SIGUSR1 prints the counters (JSON, stderr), SIGHUP reloads the
 // table file, SIGINT/SIGTERM stop and print the final counters on stdout.
+#include <rte_byteorder.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
-#include <rte_byteorder.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <array>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -70,7 +70,8 @@ struct Impairment {
 Impairment ParseImpairment(const std::string& text, uint16_t* port) {
   const size_t colon = text.find(':');
   int p = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &p) || p < 0 || p > 65535) {
+  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &p) || p < 0 ||
+      p > 65535) {
     Fail("--impair=" + text + ": expected PORT:key=value,...");
   }
   *port = static_cast<uint16_t>(p);
@@ -159,7 +160,7 @@ class MbufQueue {
 struct Port {
   Impairment impairment;
   TokenBucket bucket;
-  MbufQueue queue;          // waiting for the rate limit
+  MbufQueue queue;           // waiting for the rate limit
   rte_mbuf* held = nullptr;  // held back one packet, to reorder
   uint64_t impaired_drops = 0, overflow_drops = 0;
 };
@@ -194,7 +195,11 @@ class Worker {
  public:
   Worker(Pipeline pipeline, rte_mempool* pool, uint16_t tx_queue, const std::vector<Port>& ports,
          double capacity_gbps, uint64_t seed)
-      : pipeline_(std::move(pipeline)), pool_(pool), tx_queue_(tx_queue), ports_(ports), rng_(seed) {
+      : pipeline_(std::move(pipeline)),
+        pool_(pool),
+        tx_queue_(tx_queue),
+        ports_(ports),
+        rng_(seed) {
     capacity_.Configure(capacity_gbps, 64 * 1024 * 8);
   }
 
@@ -339,7 +344,8 @@ unsigned Owner(const rte_mbuf* m, unsigned workers) {
   std::memcpy(&job, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, job_id), 2);
   std::memcpy(&slot, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, slot), 2);
   dst_port = rte_be_to_cpu_16(dst_port);
-  if (dst_port < grid::wire::kUdpPortBase || dst_port >= grid::wire::kUdpPortBase + grid::wire::kUdpPortCount) {
+  if (dst_port < grid::wire::kUdpPortBase ||
+      dst_port >= grid::wire::kUdpPortBase + grid::wire::kUdpPortCount) {
     return 0;
   }
   return (rte_be_to_cpu_16(job) * 7919u + rte_be_to_cpu_16(slot)) % workers;
@@ -358,7 +364,8 @@ int WorkerLoop(void* arg) {
   rte_mbuf* bufs[kBurst];
   int idle_rounds = 0;
   while (!g_stop) {
-    const unsigned n = rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
+    const unsigned n =
+        rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
     for (unsigned i = 0; i < n; ++i) s.worker->Handle(bufs[i], bufs[i]->port);
     const size_t sent = s.worker->Flush();
     if (s.reload->exchange(false)) Reload(s.worker->pipeline(), s.config_path);
@@ -395,11 +402,13 @@ int main(int argc, char** argv) {
       Impairment imp = ParseImpairment(*v2, &port);
       impairments.emplace_back(port, imp);
     } else if (auto v3 = value("--capacity-gbps")) {
-      if (!absl::SimpleAtod(*v3, &capacity_gbps) || capacity_gbps < 0) Fail("--capacity-gbps: not a number");
+      if (!absl::SimpleAtod(*v3, &capacity_gbps) || capacity_gbps < 0)
+        Fail("--capacity-gbps: not a number");
     } else if (auto v4 = value("--idle-us")) {
       if (!absl::SimpleAtoi(*v4, &idle_us) || idle_us < 0) Fail("--idle-us: not a number");
     } else {
-      Fail("unknown argument \"" + arg + "\" (after --: --config, --impair, --capacity-gbps, --idle-us)");
+      Fail("unknown argument \"" + arg +
+           "\" (after --: --config, --impair, --capacity-gbps, --idle-us)");
     }
   }
   if (config_path.empty()) Fail("--config=FILE is required");
@@ -414,8 +423,9 @@ int main(int argc, char** argv) {
   // One lcore: it does everything. More: the main lcore receives, and every
   // other lcore runs a pipeline for its share of the slots.
   const unsigned workers = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 1;
-  rte_mempool* pool = rte_pktmbuf_pool_create("grid_switch", 8191 * workers, 256, 0,
-                                              RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  rte_mempool* pool =
+      rte_pktmbuf_pool_create("grid_switch", 8191 * workers, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                              static_cast<int>(rte_socket_id()));
   if (pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
   std::vector<Port> port_state(ports);
   for (const auto& [p, imp] : impairments) {
@@ -444,15 +454,16 @@ int main(int argc, char** argv) {
   for (unsigned w = 0; w < workers; ++w) {
     auto pipeline = Pipeline::Create(config);
     if (!pipeline.ok()) Fail(std::string(pipeline.status().message()));
-    pool_workers.push_back(std::make_unique<Worker>(*std::move(pipeline), pool, static_cast<uint16_t>(w),
-                                                    port_state, capacity_gbps / workers, 0x5eed + w));
+    pool_workers.push_back(std::make_unique<Worker>(*std::move(pipeline), pool,
+                                                    static_cast<uint16_t>(w), port_state,
+                                                    capacity_gbps / workers, 0x5eed + w));
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGUSR1, OnSignal);
   std::signal(SIGHUP, OnSignal);
-  std::fprintf(stderr, "grid-switch: %s, %u ports, %u pipeline lcore(s), running\n", config.name.c_str(),
-               ports, workers);
+  std::fprintf(stderr, "grid-switch: %s, %u ports, %u pipeline lcore(s), running\n",
+               config.name.c_str(), ports, workers);
 
   std::vector<Shard> shards(workers);
   std::vector<std::atomic<bool>> reloads(workers);
@@ -491,9 +502,11 @@ int main(int argc, char** argv) {
       // Per lcore counters are read by their own lcore only once stopped;
       // while running, a single-lcore switch prints its live counters.
       if (workers == 1) {
-        std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(pool_workers[0]->pipeline().counters()).c_str());
+        std::fprintf(stderr, "%s\n",
+                     grid::sw::CountersToJson(pool_workers[0]->pipeline().counters()).c_str());
       } else {
-        std::fprintf(stderr, "grid-switch: %u pipeline lcores; counters are printed at exit\n", workers);
+        std::fprintf(stderr, "grid-switch: %u pipeline lcores; counters are printed at exit\n",
+                     workers);
       }
     }
     if (g_reload.exchange(false)) {
@@ -517,11 +530,12 @@ int main(int argc, char** argv) {
     w->Drain(&impaired, &overflow, &capacity_drops);
     total.Add(w->pipeline().counters());
   }
-  std::printf("{\"switch\":\"%s\",\"lcores\":%u,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
-              "\"capacity_drops\":%llu,\"counters\":%s}\n",
-              config.name.c_str(), workers, static_cast<unsigned long long>(impaired),
-              static_cast<unsigned long long>(overflow), static_cast<unsigned long long>(capacity_drops),
-              grid::sw::CountersToJson(total).c_str());
+  std::printf(
+      "{\"switch\":\"%s\",\"lcores\":%u,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
+      "\"capacity_drops\":%llu,\"counters\":%s}\n",
+      config.name.c_str(), workers, static_cast<unsigned long long>(impaired),
+      static_cast<unsigned long long>(overflow), static_cast<unsigned long long>(capacity_drops),
+      grid::sw::CountersToJson(total).c_str());
   for (uint16_t p = 0; p < ports; ++p) {
     rte_eth_dev_stop(p);
     rte_eth_dev_close(p);

@@ -24,8 +24,9 @@ constexpr char kUsage[] =
 
 int main(int argc, char** argv) {
   using namespace grid;
-  const tools::Flags flags("grid-tables", argc, argv,
-                           {"topology", "plan", "out", "job-id", "token", "slots", "elements", "p4"}, kUsage);
+  const tools::Flags flags(
+      "grid-tables", argc, argv,
+      {"topology", "plan", "out", "job-id", "token", "slots", "elements", "p4"}, kUsage);
   auto topo = topology::LoadTopology(flags.Required("topology"));
   if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
   const std::string plan_path = flags.Required("plan");
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
   job.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
   job.token = static_cast<uint32_t>(flags.Int("token", 0, 0, 0xffffffffll));
   job.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
-  job.elements = static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
+  job.elements =
+      static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
   const bool p4 = flags.Bool("p4");
   auto configs = control::BuildSwitchConfigs(*topo, *plan, job);
   if (!configs.ok()) flags.Fail(std::string(configs.status().message()));

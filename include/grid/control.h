@@ -21,8 +21,8 @@ wire::MacAddress NodeMac(topology::NodeId node);
 struct JobParams {
   uint16_t job_id = 1;
   uint32_t token = 0;
-  uint32_t slots = 256;       // pool size P on every aggregating switch
-  uint32_t slot_base = 0;     // where the pool starts in each switch's slot memory
+  uint32_t slots = 256;    // pool size P on every aggregating switch
+  uint32_t slot_base = 0;  // where the pool starts in each switch's slot memory
   uint16_t elements = wire::kDefaultElements;
 };
 

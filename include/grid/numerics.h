@@ -62,8 +62,7 @@ absl::Status Quantize(absl::Span<const float> in, uint8_t exponent, int fan_in,
 
 // Same, writing big-endian int32 straight into a packet payload (`out` holds
 // in.size() * 4 bytes, any alignment): quantization fused with packetization.
-absl::Status QuantizeToWire(absl::Span<const float> in, uint8_t exponent, int fan_in,
-                            uint8_t* out);
+absl::Status QuantizeToWire(absl::Span<const float> in, uint8_t exponent, int fan_in, uint8_t* out);
 
 // int32 sums -> float32. A sum whose float32 value is infinite (the true sum
 // exceeds float32's range) is written as +-Inf and reported as OutOfRange.

@@ -104,10 +104,10 @@ absl::StatusOr<Evaluation> Evaluate(const Topology& topology, const Plan& plan, 
 // ---- Planners ---------------------------------------------------------------
 
 struct PlannerOptions {
-  int k_paths = 4;              // candidate paths per (worker, node) for path-aware planners
-  int rounding_samples = 32;    // randomized roundings tried; the best after repair is kept
-  bool improve = true;          // local improvement after repair (grid, grid-paths)
-  int improve_passes = 8;       // bound on improvement passes (deterministic, not timed)
+  int k_paths = 4;            // candidate paths per (worker, node) for path-aware planners
+  int rounding_samples = 32;  // randomized roundings tried; the best after repair is kept
+  bool improve = true;        // local improvement after repair (grid, grid-paths)
+  int improve_passes = 8;     // bound on improvement passes (deterministic, not timed)
   // atp: the rate a worker is assumed to need when a switch admits it
   // (0: the worker's maximum rate T).
   double atp_demand_gbps = 0;
@@ -151,7 +151,6 @@ struct PathLabels {
 };
 PathLabels LabelPaths(const Plan& plan);
 Path ReversePath(const Path& path);
-
 
 // `evaluation` (optional) is written as the plan's predicted rates.
 std::string PlanToJson(const Topology& topology, const Plan& plan,

@@ -37,9 +37,9 @@ inline constexpr int kMaxMembers = 256;
 
 struct Member {
   uint16_t rank = 0;
-  uint8_t bit = 0;             // bit in the contributor bitmap, 0..kMaxMembers-1
-  Endpoint to;                 // the member host
-  uint16_t result_label = 0;   // path label of the member's result path
+  uint8_t bit = 0;            // bit in the contributor bitmap, 0..kMaxMembers-1
+  Endpoint to;                // the member host
+  uint16_t result_label = 0;  // path label of the member's result path
 };
 
 // A job's entry: every switch on a job's paths has one (to check the token);
@@ -48,15 +48,15 @@ struct JobEntry {
   uint16_t job_id = 0;
   uint32_t token = 0;
   struct Aggregate {
-    uint16_t fan_in = 0;          // = members.size()
+    uint16_t fan_in = 0;                         // = members.size()
     uint16_t elements = wire::kDefaultElements;  // max elements per packet
-    uint32_t slot_base = 0;       // this job's pool in the switch's slot memory
-    uint32_t slots = 0;           // pool size P
-    std::vector<Member> members;  // at most kMaxMembers
-    Endpoint root;                // the root host, via the port of the path to it
-    uint16_t root_node = 0;       // agg_node of the partials
-    uint16_t root_fan_in = 0;     // fan_in of the partials (the root's contributors)
-    uint16_t to_root_label = 0;   // path label of the partials
+    uint32_t slot_base = 0;                      // this job's pool in the switch's slot memory
+    uint32_t slots = 0;                          // pool size P
+    std::vector<Member> members;                 // at most kMaxMembers
+    Endpoint root;                               // the root host, via the port of the path to it
+    uint16_t root_node = 0;                      // agg_node of the partials
+    uint16_t root_fan_in = 0;                    // fan_in of the partials (the root's contributors)
+    uint16_t to_root_label = 0;                  // path label of the partials
   };
   std::optional<Aggregate> aggregate;
 };
@@ -67,10 +67,10 @@ struct SwitchConfig {
   uint32_t ip = 0;       // source address of the packets the switch makes
   wire::MacAddress mac{};
   uint16_t num_ports = 0;
-  uint32_t slot_memory = 0;                       // slots the switch has in all
-  std::map<uint16_t, Endpoint> label_routes;      // path label -> next hop
-  std::map<uint32_t, Endpoint> ip_routes;         // plain IPv4 forwarding (other traffic)
-  std::map<uint16_t, JobEntry> jobs;              // by job id
+  uint32_t slot_memory = 0;                   // slots the switch has in all
+  std::map<uint16_t, Endpoint> label_routes;  // path label -> next hop
+  std::map<uint32_t, Endpoint> ip_routes;     // plain IPv4 forwarding (other traffic)
+  std::map<uint16_t, JobEntry> jobs;          // by job id
   // A queue deeper than this (packets) marks CONGESTION on what it carries.
   uint32_t congestion_threshold = 64;
 };
@@ -101,29 +101,29 @@ absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text);
 enum class Drop : uint8_t {
   kUnknownJob = wire::kNumWireErrors,
   kBadToken,
-  kNotMember,       // DATA from a rank that is not a member here
-  kBadSlot,         // slot outside the job's pool
-  kBadFanIn,        // fan_in disagrees with the table
-  kBadLength,       // num_elements above the job's, or unlike the chunk's first packet
-  kCollision,       // the slot copy is busy with another chunk (a SIGNAL goes back)
-  kDuplicate,       // a retransmission into a copy that is still incomplete
-  kNoRoute,         // no entry for the path label or destination address
-  kNotForUs,        // a PARTIAL or DATA for this switch that it does not aggregate
-  kStale,           // a late packet of a chunk whose slot copy has moved on
+  kNotMember,  // DATA from a rank that is not a member here
+  kBadSlot,    // slot outside the job's pool
+  kBadFanIn,   // fan_in disagrees with the table
+  kBadLength,  // num_elements above the job's, or unlike the chunk's first packet
+  kCollision,  // the slot copy is busy with another chunk (a SIGNAL goes back)
+  kDuplicate,  // a retransmission into a copy that is still incomplete
+  kNoRoute,    // no entry for the path label or destination address
+  kNotForUs,   // a PARTIAL or DATA for this switch that it does not aggregate
+  kStale,      // a late packet of a chunk whose slot copy has moved on
   kEnd,
 };
 inline constexpr int kNumDrops = static_cast<int>(Drop::kEnd);
 const char* DropName(int reason);
 
 struct JobCounters {
-  uint64_t data = 0;            // DATA aggregated here (added to a slot)
-  uint64_t partials = 0;        // partials sent on completion
-  uint64_t partials_resent = 0; // partials re-sent for a retransmission into a complete copy
-  uint64_t results = 0;         // RESULTs received for the members
-  uint64_t replicas = 0;        // RESULT copies sent to members
+  uint64_t data = 0;             // DATA aggregated here (added to a slot)
+  uint64_t partials = 0;         // partials sent on completion
+  uint64_t partials_resent = 0;  // partials re-sent for a retransmission into a complete copy
+  uint64_t results = 0;          // RESULTs received for the members
+  uint64_t replicas = 0;         // RESULT copies sent to members
   uint64_t collisions = 0;
   uint64_t duplicates = 0;
-  uint64_t overflows = 0;       // completed chunks whose int32 sum wrapped
+  uint64_t overflows = 0;  // completed chunks whose int32 sum wrapped
 };
 
 struct PortCounters {
@@ -133,8 +133,8 @@ struct PortCounters {
 
 struct Counters {
   std::array<uint64_t, kNumDrops> drops{};
-  uint64_t forwarded = 0;       // by label or address, unchanged
-  uint64_t other_forwarded = 0; // non-GRID traffic forwarded by address
+  uint64_t forwarded = 0;        // by label or address, unchanged
+  uint64_t other_forwarded = 0;  // non-GRID traffic forwarded by address
   std::map<uint16_t, JobCounters> jobs;
   std::vector<PortCounters> ports;
   uint64_t total_drops() const;
@@ -164,7 +164,8 @@ struct Output {
     frames.clear();
   }
   absl::Span<const uint8_t> Bytes(const OutFrame& f, absl::Span<const uint8_t> input) const {
-    return f.is_input ? input.first(f.length) : absl::MakeConstSpan(arena).subspan(f.offset, f.length);
+    return f.is_input ? input.first(f.length)
+                      : absl::MakeConstSpan(arena).subspan(f.offset, f.length);
   }
 };
 
@@ -200,8 +201,8 @@ class Pipeline {
     bool complete = false;
   };
   struct JobState {
-    std::vector<Copy> copies;    // 2 per slot
-    std::vector<int32_t> values; // 2 * slots * elements
+    std::vector<Copy> copies;        // 2 per slot
+    std::vector<int32_t> values;     // 2 * slots * elements
     std::vector<uint16_t> rank_bit;  // rank -> bit + 1 (0: not a member), 65536 entries
   };
 

@@ -182,23 +182,23 @@ struct FrameAddress {
 // Why a frame or header was rejected. Each value names the field at fault.
 enum class WireError : uint8_t {
   kOk = 0,
-  kTruncated,        // shorter than its headers or than IPv4 total_length says
-  kEtherType,        // not IPv4
-  kIpVersion,        // IPv4 version is not 4
-  kIpHeaderLength,   // IPv4 options are not accepted
-  kIpTotalLength,    // inconsistent with the frame or the UDP length
-  kIpFragment,       // fragments are not accepted
-  kIpProtocol,       // not UDP
-  kIpChecksum,       // IPv4 header checksum does not verify
-  kUdpPort,          // destination port outside the GRID range
-  kUdpLength,        // UDP length inconsistent with the GRID payload
-  kGridVersion,          // GRID version is not kVersion
-  kGridType,             // unknown message type
-  kGridFlags,            // unknown flag bits set
-  kGridReserved,         // reserved byte is not zero
-  kGridNumElements,      // element count is zero where a payload is required, or > kMaxElements
-  kGridFanIn,            // fan-in is zero
-  kGridPayloadLength,    // payload bytes != num_elements * 4
+  kTruncated,          // shorter than its headers or than IPv4 total_length says
+  kEtherType,          // not IPv4
+  kIpVersion,          // IPv4 version is not 4
+  kIpHeaderLength,     // IPv4 options are not accepted
+  kIpTotalLength,      // inconsistent with the frame or the UDP length
+  kIpFragment,         // fragments are not accepted
+  kIpProtocol,         // not UDP
+  kIpChecksum,         // IPv4 header checksum does not verify
+  kUdpPort,            // destination port outside the GRID range
+  kUdpLength,          // UDP length inconsistent with the GRID payload
+  kGridVersion,        // GRID version is not kVersion
+  kGridType,           // unknown message type
+  kGridFlags,          // unknown flag bits set
+  kGridReserved,       // reserved byte is not zero
+  kGridNumElements,    // element count is zero where a payload is required, or > kMaxElements
+  kGridFanIn,          // fan-in is zero
+  kGridPayloadLength,  // payload bytes != num_elements * 4
 };
 inline constexpr int kNumWireErrors = static_cast<int>(WireError::kGridPayloadLength) + 1;
 

@@ -19,9 +19,11 @@ int PortTo(const Topology& topo, NodeId from, NodeId to) {
 }
 
 // The next hop after `node` on `path`, as an endpoint towards `destination`.
-sw::Endpoint Toward(const Topology& topo, const topology::Path& path, size_t at, NodeId destination) {
+sw::Endpoint Toward(const Topology& topo, const topology::Path& path, size_t at,
+                    NodeId destination) {
   const NodeId next = path.nodes[at + 1];
-  return {static_cast<uint16_t>(PortTo(topo, path.nodes[at], next)), NodeIp(destination), NodeMac(next)};
+  return {static_cast<uint16_t>(PortTo(topo, path.nodes[at], next)), NodeIp(destination),
+          NodeMac(next)};
 }
 
 }  // namespace
@@ -39,8 +41,8 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
   if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
   if (labels.paths.size() > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("job %d: %d distinct paths; path labels are 16 bits", job.job_id, labels.paths.size()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "job %d: %d distinct paths; path labels are 16 bits", job.job_id, labels.paths.size()));
   }
   std::map<NodeId, sw::SwitchConfig> configs;
   topology::Router router(topo);
@@ -66,25 +68,26 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     for (size_t i = 0; i + 1 < path.nodes.size(); ++i) {
       const NodeId at = path.nodes[i];
       if (!topo.node(at).is_switch()) continue;
-      configs[at].label_routes[static_cast<uint16_t>(l + 1)] = Toward(topo, path, i, path.nodes.back());
+      configs[at].label_routes[static_cast<uint16_t>(l + 1)] =
+          Toward(topo, path, i, path.nodes.back());
     }
   }
   const auto aggregators = planner::Aggregators(plan);
   const auto root_fan_in = static_cast<uint16_t>(
-      aggregators.size() + std::count_if(plan.workers.begin(), plan.workers.end(), [&](const auto& w) {
-        return w.aggregator == plan.job.root;
-      }));
+      aggregators.size() +
+      std::count_if(plan.workers.begin(), plan.workers.end(),
+                    [&](const auto& w) { return w.aggregator == plan.job.root; }));
   for (const planner::Aggregator& a : aggregators) {
     sw::SwitchConfig& c = configs[a.node];
     const std::string where = absl::StrFormat("job %d, switch \"%s\"", job.job_id, c.name);
     if (a.members.size() > static_cast<size_t>(sw::kMaxMembers)) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: %d members; the switch takes at most %d",
-                                                        where, a.members.size(), sw::kMaxMembers));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %d members; the switch takes at most %d", where, a.members.size(), sw::kMaxMembers));
     }
     if (job.slot_base + job.slots > c.slot_memory) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: a pool of %d slots at %d does not fit its %d slots", where, job.slots, job.slot_base,
-          c.slot_memory));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: a pool of %d slots at %d does not fit its %d slots", where,
+                          job.slots, job.slot_base, c.slot_memory));
     }
     sw::JobEntry::Aggregate agg;
     agg.fan_in = static_cast<uint16_t>(a.members.size());

@@ -62,7 +62,8 @@ uint32_t QuantizeScalar(const float* in, size_t n, Pow2 scale, float limit, bool
 }
 
 uint32_t DequantizeScalar(const uint8_t* in, size_t n, bool network, Pow2 scale, float* out) {
-  return network ? DequantizeLoop<true>(in, n, scale, out) : DequantizeLoop<false>(in, n, scale, out);
+  return network ? DequantizeLoop<true>(in, n, scale, out)
+                 : DequantizeLoop<false>(in, n, scale, out);
 }
 
 }  // namespace internal
@@ -98,14 +99,15 @@ absl::Status ElementError(absl::Span<const float> in, uint8_t exponent) {
   for (size_t i = 0; i < in.size(); ++i) {
     const uint32_t a = AbsBits(in[i]);
     if (a < limit) continue;
-    if (std::isnan(in[i])) return absl::InvalidArgumentError(absl::StrFormat("element %d is NaN", i));
+    if (std::isnan(in[i]))
+      return absl::InvalidArgumentError(absl::StrFormat("element %d is NaN", i));
     if (std::isinf(in[i])) {
       return absl::InvalidArgumentError(
           absl::StrFormat("element %d is %cInf", i, in[i] > 0 ? '+' : '-'));
     }
     return absl::InvalidArgumentError(absl::StrFormat(
-        "element %d = %g is not below 2^%d: block exponent %d is too small (saturated)", i,
-        in[i], int{exponent} - kExponentBias, exponent));
+        "element %d = %g is not below 2^%d: block exponent %d is too small (saturated)", i, in[i],
+        int{exponent} - kExponentBias, exponent));
   }
   return absl::InternalError("quantize kernel reported an out-of-range element that is not there");
 }
@@ -128,9 +130,8 @@ absl::Status DequantizeImpl(const uint8_t* in, uint8_t exponent, int fan_in, boo
   if (absl::Status s = CheckFanIn(fan_in); !s.ok()) return s;
   const Pow2 scale = internal::SplitPow2(-ScaleShift(exponent, fan_in));
   const uint32_t max_abs =
-      internal::HaveAvx2()
-          ? internal::DequantizeAvx2(in, out.size(), network, scale, out.data())
-          : internal::DequantizeScalar(in, out.size(), network, scale, out.data());
+      internal::HaveAvx2() ? internal::DequantizeAvx2(in, out.size(), network, scale, out.data())
+                           : internal::DequantizeScalar(in, out.size(), network, scale, out.data());
   if (max_abs >= kInfBits) {
     for (size_t i = 0; i < out.size(); ++i) {
       if (AbsBits(out[i]) >= kInfBits) {
@@ -145,8 +146,9 @@ absl::Status DequantizeImpl(const uint8_t* in, uint8_t exponent, int fan_in, boo
 }  // namespace
 
 absl::StatusOr<uint8_t> BlockExponent(absl::Span<const float> block) {
-  const uint32_t max_abs = internal::HaveAvx2() ? internal::MaxAbsBitsAvx2(block.data(), block.size())
-                                                : internal::MaxAbsBitsScalar(block.data(), block.size());
+  const uint32_t max_abs = internal::HaveAvx2()
+                               ? internal::MaxAbsBitsAvx2(block.data(), block.size())
+                               : internal::MaxAbsBitsScalar(block.data(), block.size());
   if (max_abs >= kInfBits) return ElementError(block, 255);
   // For a normal max m with biased exponent field f, m < 2^(f + 1 - 127); a
   // subnormal max (f = 0) is below 2^-126 (exponent 1).

@@ -54,8 +54,7 @@ GRID_TARGET_AVX2 uint32_t QuantizeLoopAvx2(const float* in, size_t n, Pow2 scale
 }
 
 template <bool kNetwork>
-GRID_TARGET_AVX2 uint32_t DequantizeLoopAvx2(const uint8_t* in, size_t n, Pow2 scale,
-                                             float* out) {
+GRID_TARGET_AVX2 uint32_t DequantizeLoopAvx2(const uint8_t* in, size_t n, Pow2 scale, float* out) {
   const __m256 first = _mm256_set1_ps(scale.first);
   const __m256 second = _mm256_set1_ps(scale.second);
   const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);

@@ -1,7 +1,6 @@
 // The baselines GRID is measured against, as the paper defines them.
-#include "planner/builtin.h"
-
 #include "absl/strings/str_format.h"
+#include "planner/builtin.h"
 
 namespace grid::planner::internal {
 namespace {

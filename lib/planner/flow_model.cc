@@ -95,7 +95,8 @@ const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
     }
     for (size_t c = 0; c < resources; ++c) {
       const double cap = m.capacity[used_[c]];
-      if (slope_[c] <= 0 || fixed_[c] + slope_[c] * level < cap - 1e-9 * std::max(1.0, cap)) continue;
+      if (slope_[c] <= 0 || fixed_[c] + slope_[c] * level < cap - 1e-9 * std::max(1.0, cap))
+        continue;
       for (int u = user_start_[c]; u < user_start_[c + 1]; ++u) {
         const int who = user_[u];
         if (who >= 0) {
@@ -145,9 +146,11 @@ std::vector<double> Capacities(const Topology& topology, const JobSpec& job,
                                const ResourceIndex& index) {
   std::vector<double> cap(index.size(), 0);
   cap[index.ps()] = PsIngressGbps(topology, job);
-  for (NodeId s : topology.ProgrammableSwitches()) cap[index.sw(s)] = topology.node(s).capacity_gbps;
+  for (NodeId s : topology.ProgrammableSwitches())
+    cap[index.sw(s)] = topology.node(s).capacity_gbps;
   if (index.links()) {
-    for (topology::ArcId a = 0; a < topology.num_arcs(); ++a) cap[index.arc(a)] = topology.ArcGbps(a);
+    for (topology::ArcId a = 0; a < topology.num_arcs(); ++a)
+      cap[index.arc(a)] = topology.ArcGbps(a);
   }
   return cap;
 }

@@ -14,10 +14,10 @@
 namespace grid::planner::internal {
 
 struct FlowModel {
-  std::vector<double> capacity;                 // per resource
-  std::vector<double> worker_cap;               // per worker: T
+  std::vector<double> capacity;                   // per resource
+  std::vector<double> worker_cap;                 // per worker: T
   std::vector<absl::Span<const int>> worker_res;  // per worker: resources its own flow uses
-  std::vector<int> worker_group;                // per worker: aggregating group, or -1 (direct)
+  std::vector<int> worker_group;                  // per worker: aggregating group, or -1 (direct)
   std::vector<absl::Span<const int>> group_res;   // per group: resources the aggregated flow uses
   // Owns the lists above when the model is built from a Plan; planners point
   // the spans at lists they precomputed per candidate instead.

@@ -6,11 +6,10 @@
 // formulation.
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <map>
-
 #include <coin/ClpSimplex.hpp>
 #include <coin/CoinPackedMatrix.hpp>
+#include <limits>
+#include <map>
 
 #include "absl/strings/str_format.h"
 #include "planner/builtin.h"
@@ -37,8 +36,8 @@ struct Candidates {
   // links count, the same ToR (their options then differ only in their own
   // access link). Option lists of a class's members are aligned.
   std::vector<std::vector<int>> classes;
-  std::vector<int> class_of;  // per rank
-  std::vector<double> class_cap;  // per class: min(T, access link) for one member
+  std::vector<int> class_of;                    // per rank
+  std::vector<double> class_cap;                // per class: min(T, access link) for one member
   std::vector<std::vector<int>> class_private;  // per class: the representative's own resources
 };
 
@@ -84,9 +83,9 @@ absl::StatusOr<Candidates> BuildCandidates(const Topology& topo, const JobSpec& 
   std::map<std::pair<double, NodeId>, int> class_key;
   for (size_t r = 0; r < n; ++r) {
     const NodeId host = job.workers[r];
-    const double cap = index.links() ? std::min(WorkerGbps(topo, job, static_cast<int>(r)),
-                                                topo.AccessGbps(host))
-                                     : WorkerGbps(topo, job, static_cast<int>(r));
+    const double cap =
+        index.links() ? std::min(WorkerGbps(topo, job, static_cast<int>(r)), topo.AccessGbps(host))
+                      : WorkerGbps(topo, job, static_cast<int>(r));
     const auto key = std::make_pair(cap, index.links() ? topo.TorOf(host) : topology::kNoNode);
     auto [it, inserted] = class_key.emplace(key, static_cast<int>(c.classes.size()));
     if (inserted) {
@@ -155,7 +154,8 @@ class FastEvaluator {
     model_.capacity = Capacities(topo, job, index);
     const size_t n = job.workers.size();
     model_.worker_cap.resize(n);
-    for (size_t r = 0; r < n; ++r) model_.worker_cap[r] = WorkerGbps(topo, job, static_cast<int>(r));
+    for (size_t r = 0; r < n; ++r)
+      model_.worker_cap[r] = WorkerGbps(topo, job, static_cast<int>(r));
     model_.worker_res.resize(n);
     model_.worker_group.resize(n);
     model_.group_res.resize(c.num_switches());
@@ -289,9 +289,9 @@ absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double
   lp.loadProblem(matrix, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(), row_ub.data());
   lp.initialSolve();
   if (!lp.isProvenOptimal()) {
-    return absl::InternalError(absl::StrFormat(
-        "GRIA LP (%d rows, %d columns): Clp ended with status %d, not optimal", rows, cols,
-        lp.status()));
+    return absl::InternalError(
+        absl::StrFormat("GRIA LP (%d rows, %d columns): Clp ended with status %d, not optimal",
+                        rows, cols, lp.status()));
   }
   const double* x = lp.primalColumnSolution();
   LpSolution sol;
@@ -342,7 +342,8 @@ Assignment Round(const Candidates& c, const LpSolution& lp, util::Random& rng) {
     a.option[w] = pick;
   }
   a.root_path.resize(c.num_switches());
-  for (int s = 0; s < c.num_switches(); ++s) a.root_path[s] = std::max(0, SampleIndex(lp.y[s], rng));
+  for (int s = 0; s < c.num_switches(); ++s)
+    a.root_path[s] = std::max(0, SampleIndex(lp.y[s], rng));
   return a;
 }
 
@@ -391,7 +392,8 @@ Score Improve(const Candidates& c, FastEvaluator& eval, int passes, Assignment& 
   // First option of each worker at each node: where a merge sends it.
   std::vector<std::vector<int>> first_at(c.worker.size(), std::vector<int>(c.nodes.size(), -1));
   for (size_t w = 0; w < c.worker.size(); ++w) {
-    for (size_t o = c.worker[w].size(); o-- > 0;) first_at[w][c.worker[w][o].node] = static_cast<int>(o);
+    for (size_t o = c.worker[w].size(); o-- > 0;)
+      first_at[w][c.worker[w][o].node] = static_cast<int>(o);
   }
   for (int pass = 0; pass < passes; ++pass) {
     bool improved = false;
@@ -480,7 +482,8 @@ class GridPlanner : public Planner {
       }
     }
     diag.lambda_improved = diag.lambda_repaired;
-    if (options_.improve) diag.lambda_improved = Improve(c, eval, options_.improve_passes, best).min;
+    if (options_.improve)
+      diag.lambda_improved = Improve(c, eval, options_.improve_passes, best).min;
 
     ::grid::planner::Plan plan;
     plan.planner = std::string(name());

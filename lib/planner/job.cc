@@ -12,7 +12,8 @@ namespace grid::planner {
 absl::StatusOr<JobSpec> MakeJob(const Topology& topo, int num_workers,
                                 std::optional<std::string> root_name, uint64_t seed) {
   if (num_workers < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("workers must be >= 1 (got %d)", num_workers));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("workers must be >= 1 (got %d)", num_workers));
   }
   JobSpec job;
   job.seed = seed;
@@ -37,9 +38,9 @@ absl::StatusOr<JobSpec> MakeJob(const Topology& topo, int num_workers,
     }
     const int needed = num_workers + (job.root == topology::kNoNode ? 1 : 0);
     if (static_cast<int>(pool.size()) < needed) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "topology \"%s\" has %d hosts; a job of %d workers and a root needs %d", topo.name(),
-          topo.Hosts().size(), num_workers, num_workers + 1));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("topology \"%s\" has %d hosts; a job of %d workers and a root needs %d",
+                          topo.name(), topo.Hosts().size(), num_workers, num_workers + 1));
     }
     rng.Shuffle(pool);
     if (job.root == topology::kNoNode) {
@@ -78,9 +79,9 @@ absl::Status CheckPath(const Topology& topo, const Path& path, NodeId from, Node
                        const std::string& what) {
   if (path.nodes.empty() || path.nodes.front() != from || path.nodes.back() != to ||
       path.arcs.size() + 1 != path.nodes.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: the path must run from \"%s\" to \"%s\"", what, topo.node(from).name,
-        topo.node(to).name));
+    return absl::InvalidArgumentError(absl::StrFormat("%s: the path must run from \"%s\" to \"%s\"",
+                                                      what, topo.node(from).name,
+                                                      topo.node(to).name));
   }
   for (size_t i = 0; i < path.arcs.size(); ++i) {
     const topology::ArcId a = path.arcs[i];
@@ -101,15 +102,16 @@ absl::Status ValidatePlan(const Topology& topo, const Plan& plan) {
     return absl::InvalidArgumentError("plan: the root is not a host of the topology");
   }
   if (plan.workers.size() != job.workers.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat("plan: %d routes for %d workers",
-                                                      plan.workers.size(), job.workers.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("plan: %d routes for %d workers", plan.workers.size(), job.workers.size()));
   }
   std::set<NodeId> used;
   for (size_t r = 0; r < plan.workers.size(); ++r) {
     const WorkerRoute& route = plan.workers[r];
     const std::string what = absl::StrFormat("plan: rank %d", r);
     const NodeId agg = route.aggregator;
-    if (agg < 0 || agg >= topo.num_nodes()) return absl::InvalidArgumentError(what + ": no aggregator");
+    if (agg < 0 || agg >= topo.num_nodes())
+      return absl::InvalidArgumentError(what + ": no aggregator");
     if (agg != job.root) {
       const topology::Node& n = topo.node(agg);
       if (!n.is_switch() || !n.programmable) {

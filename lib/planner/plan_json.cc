@@ -17,7 +17,8 @@ double Clean(double v) { return std::round(v * 1e6) / 1e6; }
 Path ReversePath(const Path& p) {
   Path r;
   r.nodes.assign(p.nodes.rbegin(), p.nodes.rend());
-  for (auto it = p.arcs.rbegin(); it != p.arcs.rend(); ++it) r.arcs.push_back(Topology::Reverse(*it));
+  for (auto it = p.arcs.rbegin(); it != p.arcs.rend(); ++it)
+    r.arcs.push_back(Topology::Reverse(*it));
   return r;
 }
 
@@ -209,7 +210,8 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
   auto root = NodeNamed(topo, job.contains("root") ? job["root"] : Json(), "job.root");
   if (!root.ok()) return root.status();
   plan.job.root = *root;
-  if (!job.contains("workers") || !job["workers"].is_array()) return Error("job.workers", "is required");
+  if (!job.contains("workers") || !job["workers"].is_array())
+    return Error("job.workers", "is required");
   for (size_t i = 0; i < job["workers"].size(); ++i) {
     auto h = NodeNamed(topo, job["workers"][i], absl::StrFormat("job.workers[%d]", i));
     if (!h.ok()) return h.status();
@@ -235,7 +237,8 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     auto label = Int(p, "label", where);
     if (!label.ok()) return label.status();
     if (*label < 1 || *label > 65535 || paths.count(*label)) {
-      return Error(where + ".label", absl::StrFormat("%d is out of [1, 65535] or repeated", *label));
+      return Error(where + ".label",
+                   absl::StrFormat("%d is out of [1, 65535] or repeated", *label));
     }
     if (!p.contains("nodes") || !p["nodes"].is_array() || p["nodes"].empty()) {
       return Error(where + ".nodes", "must be a non-empty array of node names");
@@ -250,14 +253,17 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     if (!path.ok()) return path.status();
     paths[*label] = *std::move(path);
   }
-  auto path_label = [&](const Json& obj, const char* key, const std::string& where) -> absl::StatusOr<Path> {
+  auto path_label = [&](const Json& obj, const char* key,
+                        const std::string& where) -> absl::StatusOr<Path> {
     auto label = Int(obj, key, where);
     if (!label.ok()) return label.status();
     auto it = paths.find(*label);
-    if (it == paths.end()) return Error(where + "." + key, absl::StrFormat("unknown path label %d", *label));
+    if (it == paths.end())
+      return Error(where + "." + key, absl::StrFormat("unknown path label %d", *label));
     return it->second;
   };
-  if (!doc.contains("workers") || !doc["workers"].is_array()) return Error("workers", "is required");
+  if (!doc.contains("workers") || !doc["workers"].is_array())
+    return Error("workers", "is required");
   const Json& workers = doc["workers"];
   if (workers.size() != plan.job.workers.size()) {
     return Error("workers", absl::StrFormat("has %d entries for %d ranks", workers.size(),
@@ -268,10 +274,12 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     const std::string where = absl::StrFormat("workers[%d]", i);
     auto rank = Int(workers[i], "rank", where);
     if (!rank.ok()) return rank.status();
-    if (*rank != static_cast<int>(i)) return Error(where + ".rank", "ranks must be listed in order");
+    if (*rank != static_cast<int>(i))
+      return Error(where + ".rank", "ranks must be listed in order");
     if (!workers[i].is_object()) return Error(where, "must be an object");
-    auto agg = NodeNamed(topo, workers[i].contains("aggregator") ? workers[i]["aggregator"] : Json(),
-                         where + ".aggregator");
+    auto agg =
+        NodeNamed(topo, workers[i].contains("aggregator") ? workers[i]["aggregator"] : Json(),
+                  where + ".aggregator");
     if (!agg.ok()) return agg.status();
     auto up = path_label(workers[i], "path", where);
     if (!up.ok()) return up.status();

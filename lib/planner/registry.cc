@@ -9,8 +9,12 @@ PlannerRegistry PlannerRegistry::WithBuiltins() {
   PlannerRegistry registry;
   registry.factories_["geryon"] = [](const PlannerOptions&) { return internal::MakeGeryon(); };
   registry.factories_["switchml"] = [](const PlannerOptions&) { return internal::MakeSwitchMl(); };
-  registry.factories_["atp"] = [](const PlannerOptions& o) { return internal::MakeAtp(o.atp_demand_gbps); };
-  registry.factories_["grid"] = [](const PlannerOptions& o) { return internal::MakeGrid(o, false); };
+  registry.factories_["atp"] = [](const PlannerOptions& o) {
+    return internal::MakeAtp(o.atp_demand_gbps);
+  };
+  registry.factories_["grid"] = [](const PlannerOptions& o) {
+    return internal::MakeGrid(o, false);
+  };
   registry.factories_["grid-paths"] = [](const PlannerOptions& o) {
     return internal::MakeGrid(o, true);
   };

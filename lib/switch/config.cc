@@ -1,8 +1,7 @@
 // Switch table entries: validation and the "grid-switch/1" JSON form
 // (docs/switch.md).
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -16,15 +15,19 @@ std::string IpToString(uint32_t ip) {
 }
 
 absl::StatusOr<uint32_t> ParseIp(std::string_view text) {
-  const std::vector<std::string> parts = absl::StrSplit(absl::string_view(text.data(), text.size()), '.');
+  const std::vector<std::string> parts =
+      absl::StrSplit(absl::string_view(text.data(), text.size()), '.');
   uint32_t ip = 0;
   bool ok = parts.size() == 4;
   for (size_t i = 0; ok && i < parts.size(); ++i) {
     uint32_t byte = 0;
-    ok = !parts[i].empty() && parts[i].size() <= 3 && absl::SimpleAtoi(parts[i], &byte) && byte <= 255;
+    ok = !parts[i].empty() && parts[i].size() <= 3 && absl::SimpleAtoi(parts[i], &byte) &&
+         byte <= 255;
     ip = (ip << 8) | byte;
   }
-  if (!ok) return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not an IPv4 address", std::string(text)));
+  if (!ok)
+    return absl::InvalidArgumentError(
+        absl::StrFormat("\"%s\" is not an IPv4 address", std::string(text)));
   return ip;
 }
 
@@ -34,7 +37,8 @@ std::string MacToString(const wire::MacAddress& mac) {
 }
 
 absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text) {
-  const std::vector<std::string> parts = absl::StrSplit(absl::string_view(text.data(), text.size()), ':');
+  const std::vector<std::string> parts =
+      absl::StrSplit(absl::string_view(text.data(), text.size()), ':');
   wire::MacAddress mac{};
   bool ok = parts.size() == 6;
   for (size_t i = 0; ok && i < parts.size(); ++i) {
@@ -42,7 +46,9 @@ absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text) {
     ok = parts[i].size() == 2 && absl::SimpleHexAtoi(parts[i], &byte) && byte <= 255;
     mac[i] = static_cast<uint8_t>(byte);
   }
-  if (!ok) return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not a MAC address", std::string(text)));
+  if (!ok)
+    return absl::InvalidArgumentError(
+        absl::StrFormat("\"%s\" is not a MAC address", std::string(text)));
   return mac;
 }
 
@@ -53,7 +59,8 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
   if (c.num_ports == 0) return bad("ports must be >= 1");
   auto check_port = [&](const Endpoint& e, const std::string& where) -> absl::Status {
     if (e.port >= c.num_ports) {
-      return bad(absl::StrFormat("%s: port %d is not below ports (%d)", where, e.port, c.num_ports));
+      return bad(
+          absl::StrFormat("%s: port %d is not below ports (%d)", where, e.port, c.num_ports));
     }
     return absl::OkStatus();
   };
@@ -75,10 +82,12 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
                                  where, a.members.size(), kMaxMembers));
     }
     if (a.fan_in != a.members.size()) {
-      return bad(absl::StrFormat("%s: fan_in %d but %d members", where, a.fan_in, a.members.size()));
+      return bad(
+          absl::StrFormat("%s: fan_in %d but %d members", where, a.fan_in, a.members.size()));
     }
     if (a.elements == 0 || a.elements > wire::kMaxElements) {
-      return bad(absl::StrFormat("%s: elements %d outside [1, %d]", where, a.elements, wire::kMaxElements));
+      return bad(absl::StrFormat("%s: elements %d outside [1, %d]", where, a.elements,
+                                 wire::kMaxElements));
     }
     if (a.slots == 0 || a.slots > 65536) {
       return bad(absl::StrFormat("%s: slots %d outside [1, 65536]", where, a.slots));
@@ -103,7 +112,8 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
       const std::string mw = absl::StrFormat("%s member rank %d", where, m.rank);
       if (m.rank == wire::kAllRanks) return bad(mw + ": rank 65535 is reserved");
       if (!ranks.insert(m.rank).second) return bad(mw + ": listed twice");
-      if (!bits.insert(m.bit).second) return bad(absl::StrFormat("%s: bit %d used twice", mw, m.bit));
+      if (!bits.insert(m.bit).second)
+        return bad(absl::StrFormat("%s: bit %d used twice", mw, m.bit));
       if (m.result_label == 0) return bad(mw + ": result_label must be set");
       if (absl::Status s = check_port(m.to, mw); !s.ok()) return s;
     }
@@ -125,16 +135,16 @@ absl::Status Error(const std::string& where, const std::string& what) {
 }
 
 // Reads an unsigned integer field in [0, max].
-absl::StatusOr<uint64_t> Uint(const Json& o, const char* key, const std::string& where, uint64_t max,
-                              std::optional<uint64_t> fallback = std::nullopt) {
+absl::StatusOr<uint64_t> Uint(const Json& o, const char* key, const std::string& where,
+                              uint64_t max, std::optional<uint64_t> fallback = std::nullopt) {
   if (!o.is_object()) return Error(where, "must be an object");
   auto it = o.find(key);
   if (it == o.end()) {
     if (fallback) return *fallback;
     return Error(where + "." + key, "is required");
   }
-  const bool whole = it->is_number_unsigned() ||
-                     (it->is_number_integer() && it->get<int64_t>() >= 0);
+  const bool whole =
+      it->is_number_unsigned() || (it->is_number_integer() && it->get<int64_t>() >= 0);
   if (!whole || it->get<uint64_t>() > max) {
     return Error(where + "." + key, absl::StrFormat("must be a whole number in [0, %d]", max));
   }
@@ -197,7 +207,8 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
   if (!threshold.ok()) return threshold.status();
   c.congestion_threshold = static_cast<uint32_t>(*threshold);
   for (const char* section : {"label_routes", "ip_routes", "jobs"}) {
-    if (doc.contains(section) && !doc[section].is_array()) return Error(section, "must be an array");
+    if (doc.contains(section) && !doc[section].is_array())
+      return Error(section, "must be an array");
   }
   const Json empty = Json::array();
   const Json& labels = doc.contains("label_routes") ? doc["label_routes"] : empty;
@@ -240,12 +251,13 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
         uint64_t max;
         uint64_t* out;
       };
-      uint64_t fan_in = 0, elements = 0, base = 0, slots = 0, root_node = 0, root_fan_in = 0, label = 0;
-      for (const Field& f : {Field{"fan_in", kMaxMembers, &fan_in}, Field{"elements", wire::kMaxElements, &elements},
-                             Field{"slot_base", 1u << 24, &base}, Field{"slots", 65536, &slots},
-                             Field{"root_node", 65535, &root_node},
-                             Field{"root_fan_in", 65535, &root_fan_in},
-                             Field{"to_root_label", 65535, &label}}) {
+      uint64_t fan_in = 0, elements = 0, base = 0, slots = 0, root_node = 0, root_fan_in = 0,
+               label = 0;
+      for (const Field& f :
+           {Field{"fan_in", kMaxMembers, &fan_in}, Field{"elements", wire::kMaxElements, &elements},
+            Field{"slot_base", 1u << 24, &base}, Field{"slots", 65536, &slots},
+            Field{"root_node", 65535, &root_node}, Field{"root_fan_in", 65535, &root_fan_in},
+            Field{"to_root_label", 65535, &label}}) {
         auto v = Uint(a, f.key, aw, f.max);
         if (!v.ok()) return v.status();
         *f.out = *v;
@@ -261,7 +273,8 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
       auto root = ParseEndpoint(a["root"], aw + ".root");
       if (!root.ok()) return root.status();
       agg.root = *root;
-      if (!a.contains("members") || !a["members"].is_array()) return Error(aw + ".members", "must be an array");
+      if (!a.contains("members") || !a["members"].is_array())
+        return Error(aw + ".members", "must be an array");
       for (size_t m = 0; m < a["members"].size(); ++m) {
         const std::string mw = absl::StrFormat("%s.members[%d]", aw, m);
         const Json& mj = a["members"][m];
@@ -282,7 +295,8 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
       }
       job.aggregate = std::move(agg);
     }
-    if (!c.jobs.emplace(job.job_id, std::move(job)).second) return Error(where + ".job_id", "listed twice");
+    if (!c.jobs.emplace(job.job_id, std::move(job)).second)
+      return Error(where + ".job_id", "listed twice");
   }
   if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
   return c;
@@ -302,7 +316,8 @@ std::string ConfigToJson(const SwitchConfig& c) {
   doc["congestion_threshold"] = c.congestion_threshold;
   doc["label_routes"] = Ordered::array();
   for (const auto& [label, e] : c.label_routes) {
-    doc["label_routes"].push_back({{"label", label}, {"port", e.port}, {"mac", MacToString(e.mac)}});
+    doc["label_routes"].push_back(
+        {{"label", label}, {"port", e.port}, {"mac", MacToString(e.mac)}});
   }
   doc["ip_routes"] = Ordered::array();
   for (const auto& [ip, e] : c.ip_routes) doc["ip_routes"].push_back(EndpointJson(e));
@@ -348,17 +363,22 @@ std::string CountersToJson(const Counters& counters) {
   doc["other_forwarded"] = counters.other_forwarded;
   Ordered jobs = Ordered::object();
   for (const auto& [id, j] : counters.jobs) {
-    jobs[std::to_string(id)] = {{"data", j.data},         {"partials", j.partials},
+    jobs[std::to_string(id)] = {{"data", j.data},
+                                {"partials", j.partials},
                                 {"partials_resent", j.partials_resent},
-                                {"results", j.results},   {"replicas", j.replicas},
-                                {"collisions", j.collisions}, {"duplicates", j.duplicates},
+                                {"results", j.results},
+                                {"replicas", j.replicas},
+                                {"collisions", j.collisions},
+                                {"duplicates", j.duplicates},
                                 {"overflows", j.overflows}};
   }
   doc["jobs"] = jobs;
   Ordered ports = Ordered::array();
   for (const PortCounters& p : counters.ports) {
-    ports.push_back({{"rx_packets", p.rx_packets}, {"rx_bytes", p.rx_bytes},
-                     {"tx_packets", p.tx_packets}, {"tx_bytes", p.tx_bytes}});
+    ports.push_back({{"rx_packets", p.rx_packets},
+                     {"rx_bytes", p.rx_bytes},
+                     {"tx_packets", p.tx_packets},
+                     {"tx_bytes", p.tx_bytes}});
   }
   doc["ports"] = ports;
   return doc.dump();

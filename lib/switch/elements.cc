@@ -57,7 +57,8 @@ bool AddElementsScalar(int32_t* acc, const uint8_t* payload, size_t n) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) bool AddElementsAvx2(int32_t* acc, const uint8_t* payload, size_t n) {
+__attribute__((target("avx2"))) bool AddElementsAvx2(int32_t* acc, const uint8_t* payload,
+                                                     size_t n) {
   // Signed overflow of a + b = s: a and b share a sign that s does not, i.e.
   // the sign bit of (a ^ s) & (b ^ s).
   __m256i wrapped = _mm256_setzero_si256();
@@ -66,7 +67,8 @@ __attribute__((target("avx2"))) bool AddElementsAvx2(int32_t* acc, const uint8_t
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
     const __m256i b = Swap(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(payload + 4 * i)));
     const __m256i s = _mm256_add_epi32(a, b);
-    wrapped = _mm256_or_si256(wrapped, _mm256_and_si256(_mm256_xor_si256(a, s), _mm256_xor_si256(b, s)));
+    wrapped =
+        _mm256_or_si256(wrapped, _mm256_and_si256(_mm256_xor_si256(a, s), _mm256_xor_si256(b, s)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i), s);
   }
   const bool tail = AddElementsScalar(acc + i, payload + 4 * i, n - i);

@@ -25,7 +25,8 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
       {entry("GridIngress.identity", Ordered::object(), "set_identity",
              {{"id", c.node_id}, {"ip", IpToString(c.ip)}, {"mac", MacToString(c.mac)}}),
        entry("GridEgress.egress_identity", Ordered::object(), "set_egress_identity",
-             {{"ip", IpToString(c.ip)}, {"mac", MacToString(c.mac)},
+             {{"ip", IpToString(c.ip)},
+              {"mac", MacToString(c.mac)},
               {"threshold", c.congestion_threshold}})});
   Ordered entries = Ordered::array();
   for (const auto& [label, e] : c.label_routes) {
@@ -39,19 +40,20 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
   Ordered groups = Ordered::array();
   for (const auto& [id, job] : c.jobs) {
     if (!job.aggregate) {
-      entries.push_back(entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_only", {{"token", job.token}}));
+      entries.push_back(
+          entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_only", {{"token", job.token}}));
       continue;
     }
     const JobEntry::Aggregate& a = *job.aggregate;
     if (a.elements != wire::kDefaultElements) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "switch \"%s\" job %d: the P4 targets aggregate %d elements per packet, not %d", c.name, id,
-          wire::kDefaultElements, a.elements));
+          "switch \"%s\" job %d: the P4 targets aggregate %d elements per packet, not %d", c.name,
+          id, wire::kDefaultElements, a.elements));
     }
     if (a.members.size() > static_cast<size_t>(kP4MaxMembers)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "switch \"%s\" job %d: %d members; the P4 targets take at most %d (a 32-bit bitmap)", c.name,
-          id, a.members.size(), kP4MaxMembers));
+          "switch \"%s\" job %d: %d members; the P4 targets take at most %d (a 32-bit bitmap)",
+          c.name, id, a.members.size(), kP4MaxMembers));
     }
     entries.push_back(entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_aggregate",
                             {{"token", job.token},
@@ -67,8 +69,8 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
                              {"mcast_group", id}}));
     Ordered replicas = Ordered::array();
     for (const Member& m : a.members) {
-      entries.push_back(entry("GridIngress.member", {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}},
-                              "set_member",
+      entries.push_back(entry("GridIngress.member",
+                              {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}}, "set_member",
                               {{"bit_mask", uint32_t{1} << m.bit},
                                {"port", m.to.port},
                                {"ip", IpToString(m.to.ip)},

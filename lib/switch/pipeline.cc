@@ -198,10 +198,11 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
   // that fails a codec check is dropped and counted by reason.
   const uint8_t* f = frame.data();
   const bool ipv4 = frame.size() >= wire::kUdpOffset && Load16(f + 12) == wire::kEtherTypeIpv4;
-  const bool grid = ipv4 && frame.size() >= wire::kGridOffset &&
-                    f[wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol)] == wire::kIpProtocolUdp &&
-                    Load16(f + wire::kUdpOffset + 2) >= wire::kUdpPortBase &&
-                    Load16(f + wire::kUdpOffset + 2) < wire::kUdpPortBase + wire::kUdpPortCount;
+  const bool grid =
+      ipv4 && frame.size() >= wire::kGridOffset &&
+      f[wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol)] == wire::kIpProtocolUdp &&
+      Load16(f + wire::kUdpOffset + 2) >= wire::kUdpPortBase &&
+      Load16(f + wire::kUdpOffset + 2) < wire::kUdpPortBase + wire::kUdpPortCount;
   if (!grid) {
     if (!ipv4) {
       DropPacket(static_cast<int>(Drop::kNoRoute));
@@ -307,8 +308,15 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
       return;
     }
     // The first contribution overwrites the copy.
-    c = Copy{h.op_seq, h.chunk, {}, 1, h.num_elements, h.exponent, h.next_exponent,
-             static_cast<uint8_t>(h.flags & wire::flags::kCongestion), false};
+    c = Copy{h.op_seq,
+             h.chunk,
+             {},
+             1,
+             h.num_elements,
+             h.exponent,
+             h.next_exponent,
+             static_cast<uint8_t>(h.flags & wire::flags::kCongestion),
+             false};
     c.bitmap[bit / 64] = mask;
     internal::LoadElements(values, view.payload, h.num_elements);
   } else {

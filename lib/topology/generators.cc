@@ -83,7 +83,8 @@ struct Common {
   double latency_us;
 };
 
-absl::StatusOr<Common> CommonOptions(Spec& spec, const char* default_prog, const char* default_cap) {
+absl::StatusOr<Common> CommonOptions(Spec& spec, const char* default_prog,
+                                     const char* default_cap) {
   Common c;
   c.prog = spec.Take("prog").value_or(default_prog);
   c.cap = spec.Take("cap").value_or(default_cap);
@@ -115,8 +116,8 @@ absl::Status ApplyProgrammable(Topology& topo, std::vector<Node>& nodes, const C
   if (c.prog.rfind("random:", 0) == 0) {
     double fraction = 0;
     if (!absl::SimpleAtod(c.prog.substr(7), &fraction) || fraction < 0 || fraction > 1) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "topology spec option prog=%s: the fraction must be in [0, 1]", c.prog));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("topology spec option prog=%s: the fraction must be in [0, 1]", c.prog));
     }
     const auto count = static_cast<size_t>(std::lround(fraction * switches.size()));
     util::Random rng(c.seed * 0x9e3779b97f4a7c15ull + 11);
@@ -193,7 +194,8 @@ struct Builder {
       if (auto id = topo.AddNode(std::move(n)); !id.ok()) return id.status();
     }
     for (const auto& [a, b] : links) {
-      if (auto id = topo.AddLink(a, b, common.gbps, common.latency_us); !id.ok()) return id.status();
+      if (auto id = topo.AddLink(a, b, common.gbps, common.latency_us); !id.ok())
+        return id.status();
     }
     if (absl::Status s = topo.Validate(); !s.ok()) return s;
     return topo;
@@ -207,9 +209,9 @@ absl::StatusOr<Topology> Testbed(Spec& spec) {
   if (!common.ok()) return common.status();
   Builder b;
   for (const char* s : {"S1", "S2", "S3"}) b.Switch(s, Tier::kTor);
-  const std::pair<const char*, const char*> hosts[] = {
-      {"W1", "S1"}, {"W2", "S1"}, {"W3", "S2"}, {"W4", "S2"}, {"W5", "S3"},
-      {"W6", "S3"}, {"W7", "S2"}, {"W8", "S3"}, {"PS", "S1"}};
+  const std::pair<const char*, const char*> hosts[] = {{"W1", "S1"}, {"W2", "S1"}, {"W3", "S2"},
+                                                       {"W4", "S2"}, {"W5", "S3"}, {"W6", "S3"},
+                                                       {"W7", "S2"}, {"W8", "S3"}, {"PS", "S1"}};
   for (const auto& [h, s] : hosts) {
     b.Host(h, std::string(h) == "PS" ? HostRole::kRoot : HostRole::kWorker);
   }
@@ -303,9 +305,9 @@ absl::StatusOr<Topology> GenerateTopology(std::string_view text) {
 }
 
 absl::StatusOr<Topology> LoadTopology(std::string_view spec_or_path) {
-  const bool is_file = spec_or_path.find('/') != std::string_view::npos ||
-                       (spec_or_path.size() > 5 &&
-                        spec_or_path.substr(spec_or_path.size() - 5) == ".json");
+  const bool is_file =
+      spec_or_path.find('/') != std::string_view::npos ||
+      (spec_or_path.size() > 5 && spec_or_path.substr(spec_or_path.size() - 5) == ".json");
   if (!is_file) return GenerateTopology(spec_or_path);
   std::ifstream in{std::string(spec_or_path)};
   if (!in) {

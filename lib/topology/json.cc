@@ -91,7 +91,8 @@ absl::StatusOr<Topology> ParseTopologyJson(std::string_view text) {
 namespace {
 
 absl::StatusOr<Topology> ParseTopology(const Json& doc) {
-  if (absl::Status s = CheckFields(doc, "topology", {"name", "defaults", "switches", "hosts", "links"});
+  if (absl::Status s =
+          CheckFields(doc, "topology", {"name", "defaults", "switches", "hosts", "links"});
       !s.ok()) {
     return s;
   }
@@ -103,7 +104,8 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc) {
   }
   double default_gbps = 100, default_latency = 1;
   if (auto it = doc.find("defaults"); it != doc.end()) {
-    if (absl::Status s = CheckFields(*it, "defaults", {"link_gbps", "latency_us"}); !s.ok()) return s;
+    if (absl::Status s = CheckFields(*it, "defaults", {"link_gbps", "latency_us"}); !s.ok())
+      return s;
     auto g = GetNumber(*it, "defaults", "link_gbps", default_gbps);
     if (!g.ok()) return g.status();
     auto l = GetNumber(*it, "defaults", "latency_us", default_latency);
@@ -120,7 +122,8 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc) {
   for (size_t i = 0; i < switches.size(); ++i) {
     const std::string where = absl::StrFormat("switches[%d]", i);
     const Json& s = switches[i];
-    if (absl::Status st = CheckFields(s, where, {"name", "tier", "programmable", "capacity_gbps", "slots"});
+    if (absl::Status st =
+            CheckFields(s, where, {"name", "tier", "programmable", "capacity_gbps", "slots"});
         !st.ok()) {
       return st;
     }
@@ -141,12 +144,14 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc) {
     node.programmable = *prog;
     auto cap = GetNumber(s, where, "capacity_gbps", 0.0);
     if (!cap.ok()) return cap.status();
-    if (*cap < 0) return FieldError(where + ".capacity_gbps", absl::StrFormat("must be >= 0 (got %g)", *cap));
+    if (*cap < 0)
+      return FieldError(where + ".capacity_gbps", absl::StrFormat("must be >= 0 (got %g)", *cap));
     node.capacity_gbps = *cap;
     auto slots = GetNumber(s, where, "slots", 0.0);
     if (!slots.ok()) return slots.status();
     if (*slots < 0 || *slots != static_cast<int32_t>(*slots)) {
-      return FieldError(where + ".slots", absl::StrFormat("must be a whole number >= 0 (got %g)", *slots));
+      return FieldError(where + ".slots",
+                        absl::StrFormat("must be a whole number >= 0 (got %g)", *slots));
     }
     node.slots = static_cast<int32_t>(*slots);
     if (auto id = topo.AddNode(std::move(node)); !id.ok()) return Rewhere(id.status(), where);
@@ -174,7 +179,8 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc) {
   for (size_t i = 0; i < links.size(); ++i) {
     const std::string where = absl::StrFormat("links[%d]", i);
     const Json& l = links[i];
-    if (absl::Status st = CheckFields(l, where, {"a", "b", "gbps", "latency_us"}); !st.ok()) return st;
+    if (absl::Status st = CheckFields(l, where, {"a", "b", "gbps", "latency_us"}); !st.ok())
+      return st;
     auto a = GetString(l, where, "a");
     if (!a.ok()) return a.status();
     auto b = GetString(l, where, "b");

@@ -48,8 +48,7 @@ std::optional<Path> BfsPath(const Topology& topo, NodeId src, NodeId dst,
 
 }  // namespace
 
-Router::Router(const Topology& topology)
-    : topology_(topology), distances_(topology.num_nodes()) {}
+Router::Router(const Topology& topology) : topology_(topology), distances_(topology.num_nodes()) {}
 
 const std::vector<int>& Router::DistancesTo(NodeId dst) {
   std::vector<int>& dist = distances_[dst];
@@ -75,7 +74,8 @@ int Router::Distance(NodeId src, NodeId dst) { return DistancesTo(dst)[src]; }
 absl::StatusOr<Path> Router::ShortestPath(NodeId src, NodeId dst) {
   const int n = topology_.num_nodes();
   if (src < 0 || src >= n || dst < 0 || dst >= n) {
-    return absl::InvalidArgumentError(absl::StrFormat("route: node id out of range (%d, %d)", src, dst));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("route: node id out of range (%d, %d)", src, dst));
   }
   const std::vector<int>& dist = DistancesTo(dst);
   if (dist[src] < 0) {

@@ -1,8 +1,9 @@
+#include "grid/topology.h"
+
 #include <algorithm>
 #include <deque>
 
 #include "absl/strings/str_format.h"
-#include "grid/topology.h"
 
 namespace grid::topology {
 
@@ -53,9 +54,9 @@ absl::StatusOr<NodeId> Topology::AddNode(Node node) {
   }
   if (node.is_switch()) {
     if (node.programmable && !(node.capacity_gbps > 0)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "switch \"%s\": a programmable switch needs capacity_gbps > 0 (got %g)", node.name,
-          node.capacity_gbps));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("switch \"%s\": a programmable switch needs capacity_gbps > 0 (got %g)",
+                          node.name, node.capacity_gbps));
     }
     if (node.slots < 0) {
       return absl::InvalidArgumentError(
@@ -85,7 +86,8 @@ absl::StatusOr<LinkId> Topology::AddLink(NodeId a, NodeId b, double gbps, double
   const std::string where = absl::StrFormat("link %s-%s", nodes_[a].name, nodes_[b].name);
   if (a == b) return absl::InvalidArgumentError(where + ": a link needs two different nodes");
   if (!(gbps > 0)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: gbps must be > 0 (got %g)", where, gbps));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: gbps must be > 0 (got %g)", where, gbps));
   }
   if (!(latency_us >= 0)) {
     return absl::InvalidArgumentError(
@@ -93,9 +95,9 @@ absl::StatusOr<LinkId> Topology::AddLink(NodeId a, NodeId b, double gbps, double
   }
   for (NodeId end : {a, b}) {
     if (nodes_[end].is_host() && !adjacency_[end].empty()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: host \"%s\" already has a link (hosts attach to one switch)", where,
-          nodes_[end].name));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: host \"%s\" already has a link (hosts attach to one switch)", where,
+                          nodes_[end].name));
     }
   }
   for (const Adjacent& adj : adjacency_[a]) {

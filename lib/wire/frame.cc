@@ -69,9 +69,11 @@ WireError ParseFrame(absl::Span<const uint8_t> frame, FrameView* out, uint64_t* 
   const uint8_t* ip = f + kIpv4Offset;
   const uint8_t version_ihl = ip[offsetof(Ipv4Header, version_ihl)];
   if ((version_ihl >> 4) != 4) return Fail(WireError::kIpVersion, version_ihl >> 4, bad_value);
-  if ((version_ihl & 0xf) != 5) return Fail(WireError::kIpHeaderLength, version_ihl & 0xf, bad_value);
+  if ((version_ihl & 0xf) != 5)
+    return Fail(WireError::kIpHeaderLength, version_ihl & 0xf, bad_value);
   const uint16_t total_length = Load16(ip + offsetof(Ipv4Header, total_length));
-  if (total_length < kIpUdpGridBytes) return Fail(WireError::kIpTotalLength, total_length, bad_value);
+  if (total_length < kIpUdpGridBytes)
+    return Fail(WireError::kIpTotalLength, total_length, bad_value);
   if (kIpv4Offset + total_length > frame.size()) {
     return Fail(WireError::kTruncated, frame.size(), bad_value);
   }
@@ -127,15 +129,15 @@ absl::StatusOr<size_t> WriteFrameHeaders(const FrameAddress& address, const Head
     return WireErrorToStatus(e, bad);
   }
   if (address.dst_port < kUdpPortBase || address.dst_port >= kUdpPortBase + kUdpPortCount) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "frame address: udp.dst_port %u is outside the GRID range [%u, %u)", address.dst_port,
-        kUdpPortBase, kUdpPortBase + kUdpPortCount));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("frame address: udp.dst_port %u is outside the GRID range [%u, %u)",
+                        address.dst_port, kUdpPortBase, kUdpPortBase + kUdpPortCount));
   }
   const size_t frame_bytes = FrameBytes(header.num_elements);
   if (out.size() < frame_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "frame buffer holds %u bytes, a frame of %u elements needs %u", out.size(),
-        header.num_elements, frame_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("frame buffer holds %u bytes, a frame of %u elements needs %u", out.size(),
+                        header.num_elements, frame_bytes));
   }
   uint8_t* f = out.data();
   std::memcpy(f + offsetof(EthernetHeader, dst), address.dst_mac.data(), address.dst_mac.size());
@@ -171,9 +173,9 @@ absl::StatusOr<size_t> EncodeFrame(const FrameAddress& address, const Header& he
                                    absl::Span<const uint8_t> payload, absl::Span<uint8_t> out) {
   const size_t payload_bytes = size_t{header.num_elements} * kElementBytes;
   if (payload.size() != payload_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "EncodeFrame: payload has %u bytes, grid.num_elements=%u needs %u", payload.size(),
-        header.num_elements, payload_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("EncodeFrame: payload has %u bytes, grid.num_elements=%u needs %u",
+                        payload.size(), header.num_elements, payload_bytes));
   }
   absl::StatusOr<size_t> size = WriteFrameHeaders(address, header, out);
   if (!size.ok()) return size;

@@ -72,9 +72,9 @@ absl::Status WireErrorToStatus(WireError error, uint64_t bad_value) {
   if (i < 0 || i >= kNumWireErrors) {
     return absl::InternalError(absl::StrFormat("unknown wire error %d", i));
   }
-  return absl::InvalidArgumentError(absl::StrFormat("GRID packet rejected: field '%s' (value %u) %s",
-                                                    kErrorInfo[i].field, bad_value,
-                                                    kErrorInfo[i].problem));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("GRID packet rejected: field '%s' (value %u) %s", kErrorInfo[i].field,
+                      bad_value, kErrorInfo[i].problem));
 }
 
 namespace internal {
@@ -88,7 +88,8 @@ WireError CheckHeader(const Header& h, uint64_t* bad_value) {
   if (h.num_elements > kMaxElements || (h.num_elements == 0 && NeedsPayload(h.type))) {
     return Fail(WireError::kGridNumElements, h.num_elements, bad_value);
   }
-  if (h.fan_in == 0 && NeedsPayload(h.type)) return Fail(WireError::kGridFanIn, h.fan_in, bad_value);
+  if (h.fan_in == 0 && NeedsPayload(h.type))
+    return Fail(WireError::kGridFanIn, h.fan_in, bad_value);
   return WireError::kOk;
 }
 
@@ -150,9 +151,9 @@ absl::Status ValidateHeader(const Header& header) {
 
 absl::Status EncodeHeader(const Header& header, absl::Span<uint8_t> out) {
   if (out.size() < kHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "EncodeHeader: output buffer holds %u bytes, the GRID header needs %u", out.size(),
-        kHeaderBytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("EncodeHeader: output buffer holds %u bytes, the GRID header needs %u",
+                        out.size(), kHeaderBytes));
   }
   if (absl::Status s = ValidateHeader(header); !s.ok()) return s;
   internal::StoreHeader(header, out.data());
@@ -161,7 +162,8 @@ absl::Status EncodeHeader(const Header& header, absl::Span<uint8_t> out) {
 
 WireError ParseDatagram(absl::Span<const uint8_t> datagram, DatagramView* out,
                         uint64_t* bad_value) {
-  if (datagram.size() < kHeaderBytes) return Fail(WireError::kTruncated, datagram.size(), bad_value);
+  if (datagram.size() < kHeaderBytes)
+    return Fail(WireError::kTruncated, datagram.size(), bad_value);
   const WireError e = internal::LoadHeader(datagram.data(), datagram.size() - kHeaderBytes,
                                            &out->header, bad_value);
   if (e != WireError::kOk) return e;

@@ -15,8 +15,7 @@ WireError CheckHeader(const Header& header, uint64_t* bad_value);
 
 // Reads and checks the header at `bytes`; `payload_bytes` is what follows it.
 // The caller guarantees kHeaderBytes readable bytes.
-WireError LoadHeader(const uint8_t* bytes, size_t payload_bytes, Header* out,
-                     uint64_t* bad_value);
+WireError LoadHeader(const uint8_t* bytes, size_t payload_bytes, Header* out, uint64_t* bad_value);
 
 // Writes a header that CheckHeader accepted.
 void StoreHeader(const Header& header, uint8_t* out);

@@ -23,7 +23,8 @@ grid::sw::Pipeline& Switch() {
     using namespace grid;
     const topology::Topology topo = *topology::GenerateTopology("testbed");
     const planner::JobSpec job = *planner::MakeJob(topo, 8, std::nullopt, 1);
-    const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
+    const planner::Plan plan =
+        *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
     control::JobParams params;
     params.job_id = 1;  // easy for the fuzzer to hit
     params.token = 0;

@@ -40,10 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto same = [&](size_t from, size_t to) {
       Check(std::memcmp(again.data() + from, data + from, to - from) == 0);
     };
-    same(0, kIpv4Offset + 4);                    // Ethernet; IPv4 version..total_length
-    same(kIpv4Offset + 8, kIpv4Offset + 10);     // ttl, protocol
-    same(kIpv4Offset + 12, kUdpOffset + 6);      // addresses; UDP ports and length
-    same(kGridOffset, view.frame_bytes);         // GRID header and payload
+    same(0, kIpv4Offset + 4);                 // Ethernet; IPv4 version..total_length
+    same(kIpv4Offset + 8, kIpv4Offset + 10);  // ttl, protocol
+    same(kIpv4Offset + 12, kUdpOffset + 6);   // addresses; UDP ports and length
+    same(kGridOffset, view.frame_bytes);      // GRID header and payload
   } else {
     Check(WireErrorName(e) != nullptr);
     Check(!WireErrorToStatus(e, bad).message().empty());

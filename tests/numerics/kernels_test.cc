@@ -1,5 +1,7 @@
 // The SIMD kernels must agree with the scalar ones bit for bit, and the
 // scalar 16-bit conversions must agree with independent references.
+#include "numerics/kernels.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -8,7 +10,6 @@
 
 #include "grid/numerics.h"
 #include "gtest/gtest.h"
-#include "numerics/kernels.h"
 
 namespace grid::numerics::internal {
 namespace {
@@ -130,8 +131,18 @@ uint16_t ReferenceToHalf(float f) {
 }
 
 std::vector<float> NarrowingProbes() {
-  std::vector<float> probes = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f,
-                               0x1p-14f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1p-26f,
+  std::vector<float> probes = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               65504.0f,
+                               65519.99f,
+                               65520.0f,
+                               65536.0f,
+                               0x1p-14f,
+                               0x1p-24f,
+                               0x1p-25f,
+                               0x1.8p-25f,
+                               0x1p-26f,
                                std::numeric_limits<float>::max(),
                                std::numeric_limits<float>::infinity(),
                                std::numeric_limits<float>::denorm_min()};

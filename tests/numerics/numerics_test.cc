@@ -83,7 +83,8 @@ TEST(Scale, HeadroomAndShift) {
 TEST(Quantize, WorstCaseSumFitsInt32) {
   for (int fan_in : {1, 2, 3, 8, 255, 256, 257, 1000, kMaxFanIn}) {
     for (int e = 1; e <= 255; ++e) {
-      const float top = std::nextafter(static_cast<float>(std::ldexp(1.0, e - kExponentBias)), 0.0f);
+      const float top =
+          std::nextafter(static_cast<float>(std::ldexp(1.0, e - kExponentBias)), 0.0f);
       const std::vector<float> in = {top, -top};
       std::vector<int32_t> q(2);
       ASSERT_TRUE(Quantize(in, static_cast<uint8_t>(e), fan_in, absl::MakeSpan(q)).ok());
@@ -178,9 +179,9 @@ void CheckErrorBound(int fan_in, size_t block, bool shared_scale, std::mt19937& 
   uint8_t shared = 0;
   for (auto& w : workers) {
     for (float& x : w) {
-      x = shared_scale ? static_cast<float>(block_scale * std::pow(10.0, spread(rng)) *
-                                            (rng() & 1 ? 1 : -1))
-                       : WildValue(rng);
+      x = shared_scale
+              ? static_cast<float>(block_scale * std::pow(10.0, spread(rng)) * (rng() & 1 ? 1 : -1))
+              : WildValue(rng);
     }
     shared = std::max(shared, ExponentOf(w));  // what the switches compute
   }
@@ -236,8 +237,13 @@ TEST(Quantize, ErrorBoundIsTightEnoughToMatter) {
 }
 
 TEST(Int32, PassesThroughExactly) {
-  std::vector<int32_t> in = {0, 1, -1, std::numeric_limits<int32_t>::min(),
-                             std::numeric_limits<int32_t>::max(), 123456789, -987654321};
+  std::vector<int32_t> in = {0,
+                             1,
+                             -1,
+                             std::numeric_limits<int32_t>::min(),
+                             std::numeric_limits<int32_t>::max(),
+                             123456789,
+                             -987654321};
   std::vector<uint8_t> wire_bytes(in.size() * 4);
   Int32ToWire(in, wire_bytes.data());
   EXPECT_EQ(wire_bytes[0 * 4 + 3], 0);

@@ -214,9 +214,10 @@ TEST(Baselines, GeryonAndSwitchMlShapes) {
 class EveryPlanner : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EveryPlanner, PlansAreValidAndFeasible) {
-  for (const char* spec : {"testbed", "testbed:cap=fixed:150",
-                           "fattree:k=4,prog=random:0.3,cap=uniform:100:400,seed=2",
-                           "leafspine:spines=3,leaves=4,hosts=3,prog=tor,cap=uniform:100:800,seed=5"}) {
+  for (const char* spec :
+       {"testbed", "testbed:cap=fixed:150",
+        "fattree:k=4,prog=random:0.3,cap=uniform:100:400,seed=2",
+        "leafspine:spines=3,leaves=4,hosts=3,prog=tor,cap=uniform:100:800,seed=5"}) {
     const Topology topo = Make(spec);
     const JobSpec job = Job(topo, 8, 4);
     const Plan plan = PlanWith(GetParam(), topo, job);
@@ -274,7 +275,8 @@ TEST(Jobs, DeclaredRolesFirstThenSeeded) {
   const JobSpec four = Job(testbed, 4);
   EXPECT_EQ(testbed.node(four.root).name, "PS");
   ASSERT_EQ(four.workers.size(), 4u);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(testbed.node(four.workers[i]).name, "W" + std::to_string(i + 1));
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(testbed.node(four.workers[i]).name, "W" + std::to_string(i + 1));
   EXPECT_FALSE(MakeJob(testbed, 9, std::nullopt, 1).ok());  // 9 hosts but one is the root
 
   const Topology ft = Make("fattree:k=4");
@@ -287,18 +289,22 @@ TEST(Jobs, DeclaredRolesFirstThenSeeded) {
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(ft.node(named->root).name, "h7");
   EXPECT_THAT(MakeJob(ft, 3, "core0", 1).status().message(), HasSubstr("not a host"));
-  EXPECT_THAT(MakeJob(ft, 0, std::nullopt, 1).status().message(), HasSubstr("workers must be >= 1"));
+  EXPECT_THAT(MakeJob(ft, 0, std::nullopt, 1).status().message(),
+              HasSubstr("workers must be >= 1"));
 }
 
 TEST(Registry, CustomPlannersAndErrors) {
   PlannerRegistry registry = PlannerRegistry::WithBuiltins();
-  EXPECT_THAT(registry.Names(), ::testing::ElementsAre("atp", "geryon", "grid", "grid-paths", "switchml"));
+  EXPECT_THAT(registry.Names(),
+              ::testing::ElementsAre("atp", "geryon", "grid", "grid-paths", "switchml"));
   auto missing = registry.Create("magic");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("known: atp, geryon"));
-  EXPECT_EQ(registry.Register("grid", [](const PlannerOptions&) { return internal::MakeGeryon(); }).code(),
+  EXPECT_EQ(registry.Register("grid", [](const PlannerOptions&) { return internal::MakeGeryon(); })
+                .code(),
             absl::StatusCode::kAlreadyExists);
-  ASSERT_TRUE(registry.Register("mine", [](const PlannerOptions&) { return internal::MakeGeryon(); }).ok());
+  ASSERT_TRUE(
+      registry.Register("mine", [](const PlannerOptions&) { return internal::MakeGeryon(); }).ok());
   EXPECT_TRUE(registry.Create("mine").ok());
 }
 

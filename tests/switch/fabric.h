@@ -70,7 +70,8 @@ inline std::vector<uint8_t> DataFrame(const Job& j, int rank, uint32_t op, uint3
   h.fan_in = direct ? j.root_fan_in : fan_in;
   const uint64_t stream = chunk;  // one operation stream: slot and copy from the chunk
   h.slot = static_cast<uint16_t>(stream % j.params.slots);
-  h.flags = static_cast<uint8_t>(((stream / j.params.slots) % 2 ? wire::flags::kCopy : 0) | extra_flags);
+  h.flags =
+      static_cast<uint8_t>(((stream / j.params.slots) % 2 ? wire::flags::kCopy : 0) | extra_flags);
   h.op_seq = op;
   h.chunk = chunk;
   h.exponent = 130;

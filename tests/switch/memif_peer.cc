@@ -42,7 +42,8 @@ class Ports {
   bool Send(uint16_t port, const std::vector<uint8_t>& frame) {
     rte_mbuf* m = rte_pktmbuf_alloc(pool_);
     if (m == nullptr) return false;
-    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())), frame.data(), frame.size());
+    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())), frame.data(),
+                frame.size());
     for (int tries = 0; tries < 1000; ++tries) {
       if (rte_eth_tx_burst(port, 0, &m, 1) == 1) return true;
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -52,7 +53,8 @@ class Ports {
   }
 
   // Frames received on `port` within `timeout`, until `want` have arrived.
-  std::vector<std::vector<uint8_t>> Receive(uint16_t port, size_t want, std::chrono::milliseconds timeout) {
+  std::vector<std::vector<uint8_t>> Receive(uint16_t port, size_t want,
+                                            std::chrono::milliseconds timeout) {
     std::vector<std::vector<uint8_t>> got;
     const auto deadline = Clock::now() + timeout;
     rte_mbuf* bufs[32];
@@ -77,7 +79,8 @@ class Ports {
 int Run(const Job& job, uint16_t queues) {
   const grid::topology::NodeId s2 = job.node("S2");
   const uint16_t ports = static_cast<uint16_t>(job.topo.neighbors(s2).size());
-  if (rte_eth_dev_count_avail() != ports) return Fail("expected " + std::to_string(ports) + " memif ports");
+  if (rte_eth_dev_count_avail() != ports)
+    return Fail("expected " + std::to_string(ports) + " memif ports");
   rte_mempool* pool = rte_pktmbuf_pool_create("peer", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                               static_cast<int>(rte_socket_id()));
   if (pool == nullptr) return Fail("mbuf pool");
@@ -95,7 +98,8 @@ int Run(const Job& job, uint16_t queues) {
   for (uint16_t p = 0; p < ports; ++p) {
     rte_eth_link link{};
     while (rte_eth_link_get_nowait(p, &link) == 0 && link.link_status != RTE_ETH_LINK_UP) {
-      if (Clock::now() > deadline) return Fail("memif port " + std::to_string(p) + " never came up");
+      if (Clock::now() > deadline)
+        return Fail("memif port " + std::to_string(p) + " never came up");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
@@ -130,7 +134,8 @@ int Run(const Job& job, uint16_t queues) {
         const int32_t expect[] = {11, static_cast<int32_t>(3 * c), -11, 11000};
         for (int i = 0; i < kElements; ++i) {
           if (grid::wire::LoadElement(v->payload, i) != expect[i]) {
-            return Fail("chunk " + std::to_string(c) + " element " + std::to_string(i) + " is wrong");
+            return Fail("chunk " + std::to_string(c) + " element " + std::to_string(i) +
+                        " is wrong");
           }
         }
         if (c < base || seen[c - base]) {

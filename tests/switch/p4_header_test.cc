@@ -32,13 +32,15 @@ std::vector<Field> P4Header(const std::string& source, const std::string& name) 
   if (!std::regex_search(source, m, block)) return fields;
   const std::string body = m[1];
   const std::regex field("bit<(\\d+)>\\s+(\\w+)\\s*;");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), field); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), field);
+       it != std::sregex_iterator(); ++it) {
     fields.push_back({(*it)[2], std::stoi((*it)[1])});
   }
   return fields;
 }
 
-#define FIELD(S, f) Field{#f, static_cast<int>(8 * sizeof(S{}.f))}
+#define FIELD(S, f) \
+  Field { #f, static_cast < int>(8 * sizeof(S{}.f)) }
 
 std::string Source() {
   std::ifstream in(std::string(GRID_SOURCE_DIR) + "/p4/include/headers.p4");
@@ -50,12 +52,15 @@ std::string Source() {
 TEST(P4Headers, GridHeaderMatchesWireH) {
   using grid::wire::WireHeader;
   const std::vector<Field> expected = {
-      FIELD(WireHeader, version),   FIELD(WireHeader, type),          FIELD(WireHeader, flags),
-      FIELD(WireHeader, reserved),  FIELD(WireHeader, job_id),        FIELD(WireHeader, job_token),
-      FIELD(WireHeader, rank),      FIELD(WireHeader, agg_node),      FIELD(WireHeader, path),
-      FIELD(WireHeader, next_path), FIELD(WireHeader, fan_in),        FIELD(WireHeader, slot),
-      FIELD(WireHeader, op_seq),    FIELD(WireHeader, chunk),         FIELD(WireHeader, exponent),
-      FIELD(WireHeader, next_exponent), FIELD(WireHeader, num_elements)};
+      FIELD(WireHeader, version),     FIELD(WireHeader, type),
+      FIELD(WireHeader, flags),       FIELD(WireHeader, reserved),
+      FIELD(WireHeader, job_id),      FIELD(WireHeader, job_token),
+      FIELD(WireHeader, rank),        FIELD(WireHeader, agg_node),
+      FIELD(WireHeader, path),        FIELD(WireHeader, next_path),
+      FIELD(WireHeader, fan_in),      FIELD(WireHeader, slot),
+      FIELD(WireHeader, op_seq),      FIELD(WireHeader, chunk),
+      FIELD(WireHeader, exponent),    FIELD(WireHeader, next_exponent),
+      FIELD(WireHeader, num_elements)};
   // The list is complete and in order: the offsets add up.
   int bits = 0;
   for (const Field& f : expected) bits += f.bits;
@@ -67,17 +72,19 @@ TEST(P4Headers, GridHeaderMatchesWireH) {
 TEST(P4Headers, FramingHeadersMatchWireH) {
   using namespace grid::wire;
   const std::string src = Source();
-  EXPECT_THAT(P4Header(src, "ipv4_h"),
-              ::testing::ElementsAre(FIELD(Ipv4Header, version_ihl), FIELD(Ipv4Header, tos),
-                                     FIELD(Ipv4Header, total_length), FIELD(Ipv4Header, identification),
-                                     FIELD(Ipv4Header, flags_fragment), FIELD(Ipv4Header, ttl),
-                                     FIELD(Ipv4Header, protocol), FIELD(Ipv4Header, checksum),
-                                     FIELD(Ipv4Header, src), FIELD(Ipv4Header, dst)));
+  EXPECT_THAT(
+      P4Header(src, "ipv4_h"),
+      ::testing::ElementsAre(FIELD(Ipv4Header, version_ihl), FIELD(Ipv4Header, tos),
+                             FIELD(Ipv4Header, total_length), FIELD(Ipv4Header, identification),
+                             FIELD(Ipv4Header, flags_fragment), FIELD(Ipv4Header, ttl),
+                             FIELD(Ipv4Header, protocol), FIELD(Ipv4Header, checksum),
+                             FIELD(Ipv4Header, src), FIELD(Ipv4Header, dst)));
   EXPECT_THAT(P4Header(src, "udp_h"),
               ::testing::ElementsAre(FIELD(UdpHeader, src_port), FIELD(UdpHeader, dst_port),
                                      FIELD(UdpHeader, length), FIELD(UdpHeader, checksum)));
   EXPECT_THAT(P4Header(src, "ethernet_h"),
-              ::testing::ElementsAre(Field{"dst", 48}, Field{"src", 48}, FIELD(EthernetHeader, ether_type)));
+              ::testing::ElementsAre(Field{"dst", 48}, Field{"src", 48},
+                                     FIELD(EthernetHeader, ether_type)));
 }
 
 TEST(P4Headers, ConstantsMatchWireH) {
@@ -114,7 +121,8 @@ TEST(P4Headers, PayloadIsSixtyFourElements) {
   const std::string body = m[1];
   std::vector<int> pairs;
   const std::regex pair("GRID_PAIR\\((\\d+)\\)");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), pair); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), pair); it != std::sregex_iterator();
+       ++it) {
     pairs.push_back(std::stoi((*it)[1]));
   }
   ASSERT_EQ(pairs.size() * 2, grid::wire::kDefaultElements);

@@ -1,19 +1,18 @@
-#include "grid/switch.h"
-
 #include <cstring>
 
 #include "fabric.h"
+#include "gmock/gmock.h"
+#include "grid/switch.h"
+#include "gtest/gtest.h"
 #include "numerics/kernels.h"
 #include "switch/elements.h"
 #include "util/random.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace grid::sw {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DataFrame;
+using ::testing::HasSubstr;
 using testing::Job;
 
 // The testbed with SwitchML's plan: S1 aggregates W1, W2 (ranks 0, 1); S2
@@ -77,7 +76,8 @@ TEST_F(PipelineTest, AggregatesAndCompletes) {
 
 TEST_F(PipelineTest, DuplicateIntoIncompleteIsDropped) {
   Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));
-  EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}, wire::flags::kRetransmit)).frames.empty());
+  EXPECT_TRUE(
+      Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}, wire::flags::kRetransmit)).frames.empty());
   EXPECT_EQ(Drops(Drop::kDuplicate), 1u);
   // The duplicate was not added: the sum is still one contribution each.
   Feed(DataFrame(job_, 3, 1, 0, {1, 1, 1, 1}), 3);
@@ -119,7 +119,7 @@ TEST_F(PipelineTest, ShadowCopiesAndReuse) {
 }
 
 TEST_F(PipelineTest, CollisionIsSignalledToTheSender) {
-  Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));  // chunk 0 in progress in copy 0
+  Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));                   // chunk 0 in progress in copy 0
   Output out = Feed(DataFrame(job_, 3, 1, 16, {1, 1, 1, 1}), 3);  // chunk 16: same copy
   EXPECT_EQ(Drops(Drop::kCollision), 1u);
   ASSERT_EQ(out.frames.size(), 1u);
@@ -322,7 +322,8 @@ TEST(Elements, SimdAddMatchesScalarIncludingOverflow) {
       for (size_t i = 0; i < n; ++i) {
         // Mostly small, sometimes near the edges so sums wrap.
         a[i] = static_cast<int32_t>(rng.Next());
-        const int32_t v = trial % 3 ? static_cast<int32_t>(rng.Below(1000)) : static_cast<int32_t>(rng.Next());
+        const int32_t v =
+            trial % 3 ? static_cast<int32_t>(rng.Below(1000)) : static_cast<int32_t>(rng.Next());
         wire::StoreElement(payload.data(), i, v);
       }
       b = a;
@@ -346,8 +347,9 @@ TEST(SwitchConfig, JsonRoundTripAndValidation) {
   c.num_ports = 0;
   EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("ports must be >= 1"));
   // Two jobs with overlapping pools on an aggregating switch.
-  auto agg = std::find_if(job.configs.begin(), job.configs.end(),
-                          [](const auto& kv) { return kv.second.jobs.at(7).aggregate.has_value(); });
+  auto agg = std::find_if(job.configs.begin(), job.configs.end(), [](const auto& kv) {
+    return kv.second.jobs.at(7).aggregate.has_value();
+  });
   ASSERT_NE(agg, job.configs.end());
   SwitchConfig two = agg->second;
   JobEntry other = two.jobs.at(7);
@@ -376,7 +378,8 @@ TEST(SwitchConfig, P4Entries) {
   EXPECT_THAT(*text, HasSubstr("\"job_aggregate\""));
   size_t members = 0, replicas = 0;
   for (size_t at = 0; (at = text->find("\"set_member\"", at)) != std::string::npos; ++at) ++members;
-  for (size_t at = 0; (at = text->find("\"set_replica\"", at)) != std::string::npos; ++at) ++replicas;
+  for (size_t at = 0; (at = text->find("\"set_replica\"", at)) != std::string::npos; ++at)
+    ++replicas;
   EXPECT_EQ(members, 3u);
   EXPECT_EQ(replicas, 3u);
   // The P4 targets take 64-element packets and 32 members at most.
@@ -386,7 +389,8 @@ TEST(SwitchConfig, P4Entries) {
 }
 
 TEST(SwitchConfig, BuiltFromAPlan) {
-  Job job = testing::MakeJob("fattree:k=4,prog=random:0.5,cap=uniform:100:3200,seed=4", "grid-paths", 10);
+  Job job =
+      testing::MakeJob("fattree:k=4,prog=random:0.5,cap=uniform:100:3200,seed=4", "grid-paths", 10);
   for (const planner::Aggregator& a : planner::Aggregators(job.plan)) {
     const SwitchConfig& c = job.configs.at(a.node);
     const auto& agg = *c.jobs.at(7).aggregate;

@@ -26,7 +26,8 @@ class Network {
  public:
   Network(const testing::Job& job, Impairment imp, uint64_t seed)
       : job_(job), imp_(imp), rng_(seed) {
-    for (const auto& [node, config] : job.configs) switches_.emplace(node, *Pipeline::Create(config));
+    for (const auto& [node, config] : job.configs)
+      switches_.emplace(node, *Pipeline::Create(config));
   }
 
   // Sends `bytes` out of `from`'s port `port` (hosts have port 0).
@@ -41,7 +42,8 @@ class Network {
     const uint16_t in_port = job_.PortTo(link.node, from);
     for (int i = 0; i < copies; ++i) {
       const uint64_t at = now_ + 1 + rng_.Below(imp_.max_jitter + 1);
-      queue_.push({at, seq_++, link.node, in_port, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+      queue_.push(
+          {at, seq_++, link.node, in_port, std::vector<uint8_t>(bytes.begin(), bytes.end())});
     }
   }
 
@@ -93,7 +95,8 @@ class Root {
   explicit Root(const testing::Job& job) : job_(job) {
     for (const auto& [sw, path] : job.plan.to_root) index_[sw] = contributors_++;
     for (size_t r = 0; r < job.plan.workers.size(); ++r) {
-      if (job.plan.workers[r].aggregator == job.plan.job.root) direct_[static_cast<int>(r)] = contributors_++;
+      if (job.plan.workers[r].aggregator == job.plan.job.root)
+        direct_[static_cast<int>(r)] = contributors_++;
     }
   }
 
@@ -130,7 +133,8 @@ class Root {
     if (++c.count < contributors_) return;
     c.complete = true;
     for (const auto& [sw, idx] : index_) SendResult(h, c, sw, wire::kAllRanks, net);
-    for (const auto& [r, idx] : direct_) SendResult(h, c, job_.plan.job.root, static_cast<uint16_t>(r), net);
+    for (const auto& [r, idx] : direct_)
+      SendResult(h, c, job_.plan.job.root, static_cast<uint16_t>(r), net);
   }
 
   uint64_t resends() const { return resends_; }
@@ -188,7 +192,10 @@ class Root {
 class Worker {
  public:
   Worker(const testing::Job& job, int rank, uint32_t chunks, uint16_t elements, util::Random& rng)
-      : job_(job), rank_(rank), values_(chunks, std::vector<int32_t>(elements)), results_(chunks),
+      : job_(job),
+        rank_(rank),
+        values_(chunks, std::vector<int32_t>(elements)),
+        results_(chunks),
         sent_at_(chunks, 0) {
     for (auto& chunk : values_) {
       for (int32_t& x : chunk) x = static_cast<int32_t>(rng.Below(1u << 21)) - (1 << 20);
@@ -230,7 +237,8 @@ class Worker {
  private:
   void Send(Network& net, uint32_t chunk, uint8_t flags) {
     sent_at_[chunk] = net.now();
-    const std::vector<uint8_t> frame = testing::DataFrame(job_, rank_, kOp, chunk, values_[chunk], flags);
+    const std::vector<uint8_t> frame =
+        testing::DataFrame(job_, rank_, kOp, chunk, values_[chunk], flags);
     net.Send(job_.plan.job.workers[rank_], 0, frame);
   }
 
@@ -260,7 +268,8 @@ TEST_P(Hostile, EveryWorkerEndsWithTheExactSum) {
   constexpr uint32_t kChunks = 10000;
   constexpr uint16_t kElements = 4;
   const Case& c = GetParam();
-  const testing::Job job = testing::MakeJob(c.topology, c.planner, c.workers, c.seed, 16, kElements);
+  const testing::Job job =
+      testing::MakeJob(c.topology, c.planner, c.workers, c.seed, 16, kElements);
   Network net(job, Impairment{}, c.seed * 7919);
   Root root(job);
   util::Random rng(c.seed);
@@ -315,7 +324,8 @@ INSTANTIATE_TEST_SUITE_P(
     Plans, Hostile,
     ::testing::Values(Case{"testbed", "switchml", 8, 1}, Case{"testbed", "grid", 8, 2},
                       Case{"testbed:cap=fixed:200", "atp", 8, 3},
-                      Case{"fattree:k=4,prog=random:0.4,cap=uniform:100:800,seed=5", "grid-paths", 10, 4},
+                      Case{"fattree:k=4,prog=random:0.4,cap=uniform:100:800,seed=5", "grid-paths",
+                           10, 4},
                       Case{"leafspine:spines=2,leaves=4,hosts=3,prog=tor,seed=6", "grid", 9, 5},
                       Case{"fattree:k=4,prog=none", "geryon", 6, 6}),
     [](const ::testing::TestParamInfo<Case>& p) {

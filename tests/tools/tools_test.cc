@@ -5,10 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "gmock/gmock.h"
 #include "grid/planner.h"
@@ -56,15 +55,16 @@ const std::string kSim = GRID_SIM_BIN;
 const std::string kFatTree = "fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=1";
 
 TEST(GridPlan, JsonHasExactlyTheDocumentedKeys) {
-  const Result r = RunCommand(kPlan + " --topology=" + kFatTree + " --workers=100 --planner=grid --format=json");
+  const Result r =
+      RunCommand(kPlan + " --topology=" + kFatTree + " --workers=100 --planner=grid --format=json");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_THAT(keys, ::testing::ElementsAre("planner", "model", "workers", "min_rate_gbps",
-                                           "mean_rate_gbps", "switch_aggregation_gbps",
-                                           "ps_ingress_gbps", "max_capacity_violation",
-                                           "solve_seconds"));
+  EXPECT_THAT(
+      keys, ::testing::ElementsAre("planner", "model", "workers", "min_rate_gbps", "mean_rate_gbps",
+                                   "switch_aggregation_gbps", "ps_ingress_gbps",
+                                   "max_capacity_violation", "solve_seconds"));
   EXPECT_EQ(j["planner"], "grid");
   EXPECT_EQ(j["model"], "links");
   EXPECT_EQ(j["workers"], 100);
@@ -73,14 +73,14 @@ TEST(GridPlan, JsonHasExactlyTheDocumentedKeys) {
 
 TEST(GridPlan, BadArgumentsAreOneLineAndExitTwo) {
   for (const char* args :
-       {"--workers=4 --planner=grid",                                     // no topology
-        "--topology=testbed --planner=grid",                              // no workers
-        "--topology=testbed --workers=4 --planner=magic",                 // unknown planner
-        "--topology=testbed --workers=4 --planner=grid --model=fluid",    // unknown model
-        "--topology=torus --workers=4 --planner=grid",                    // bad spec
-        "--topology=testbed --workers=four --planner=grid",               // not a number
-        "--topology=testbed --workers=4 --planner=grid --colour=red",     // unknown flag
-        "--topology=testbed --workers=20 --planner=grid",                 // too many workers
+       {"--workers=4 --planner=grid",                                   // no topology
+        "--topology=testbed --planner=grid",                            // no workers
+        "--topology=testbed --workers=4 --planner=magic",               // unknown planner
+        "--topology=testbed --workers=4 --planner=grid --model=fluid",  // unknown model
+        "--topology=torus --workers=4 --planner=grid",                  // bad spec
+        "--topology=testbed --workers=four --planner=grid",             // not a number
+        "--topology=testbed --workers=4 --planner=grid --colour=red",   // unknown flag
+        "--topology=testbed --workers=20 --planner=grid",               // too many workers
         "--topology=testbed --workers=4 --planner=grid --format=xml"}) {
     const Result r = RunCommand(kPlan + " " + std::string(args));
     EXPECT_EQ(r.status, 2) << args;
@@ -90,9 +90,11 @@ TEST(GridPlan, BadArgumentsAreOneLineAndExitTwo) {
 }
 
 TEST(GridPlan, WritesAByteIdenticalPlanFile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("grid_plan_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("grid_plan_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const std::string base = kPlan + " --topology=" + kFatTree + " --workers=40 --planner=grid-paths --seed=3 --out=";
+  const std::string base =
+      kPlan + " --topology=" + kFatTree + " --workers=40 --planner=grid-paths --seed=3 --out=";
   ASSERT_EQ(RunCommand(base + (dir / "a.json").string()).status, 0);
   ASSERT_EQ(RunCommand(base + (dir / "b.json").string()).status, 0);
   const std::string a = ReadFile(dir / "a.json");
@@ -105,28 +107,37 @@ TEST(GridPlan, WritesAByteIdenticalPlanFile) {
 }
 
 TEST(GridTables, WritesSwitchAndP4Tables) {
-  const auto dir = std::filesystem::temp_directory_path() / ("grid_tables_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("grid_tables_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   ASSERT_EQ(RunCommand(kPlan + " --topology=testbed --workers=8 --planner=switchml --out=" +
-                       (dir / "plan.json").string()).status, 0);
-  const Result r = RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=" +
-                              (dir / "plan.json").string() + " --out=" + (dir / "t").string() +
-                              " --job-id=3 --token=99 --p4");
+                       (dir / "plan.json").string())
+                .status,
+            0);
+  const Result r = RunCommand(std::string(GRID_TABLES_BIN) +
+                              " --topology=testbed --plan=" + (dir / "plan.json").string() +
+                              " --out=" + (dir / "t").string() + " --job-id=3 --token=99 --p4");
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* s : {"S1", "S2", "S3"}) {
     auto config = grid::sw::ParseConfigJson(ReadFile(dir / "t" / (std::string(s) + ".json")));
     ASSERT_TRUE(config.ok()) << config.status();
     EXPECT_EQ(config->jobs.at(3).token, 99u);
     EXPECT_TRUE(config->jobs.at(3).aggregate.has_value()) << s;  // every ToR aggregates here
-    EXPECT_THAT(ReadFile(dir / "t" / (std::string(s) + ".p4rt.json")), HasSubstr("grid-p4-entries/1"));
+    EXPECT_THAT(ReadFile(dir / "t" / (std::string(s) + ".p4rt.json")),
+                HasSubstr("grid-p4-entries/1"));
   }
-  EXPECT_EQ(RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=/nonexistent --out=x").status, 2);
+  EXPECT_EQ(
+      RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=/nonexistent --out=x")
+          .status,
+      2);
   std::filesystem::remove_all(dir);
 }
 
 TEST(GridSim, WritesCsvTableAndPlots) {
-  const auto dir = std::filesystem::temp_directory_path() / ("grid_sim_" + std::to_string(::getpid()));
-  const Result r = RunCommand(kSim + " --experiment=fattree-b --workers=10,20 --seeds=2 --out=" + dir.string());
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("grid_sim_" + std::to_string(::getpid()));
+  const Result r =
+      RunCommand(kSim + " --experiment=fattree-b --workers=10,20 --seeds=2 --out=" + dir.string());
   ASSERT_EQ(r.status, 0) << r.err;
   std::ifstream csv(dir / "results.csv");
   std::string header;

@@ -72,8 +72,10 @@ const BadCase kBadCases[] = {
     {"NotObject", "[]", "topology: must be an object"},
     {"UnknownTopLevel", R"({"switchs": []})", "unknown field \"switchs\""},
     {"MissingSwitches", R"({"hosts": [], "links": []})", "switches: is required"},
-    {"SwitchesNotArray", R"({"switches": {}, "hosts": [], "links": []})", "switches: must be an array"},
-    {"SwitchNotObject", R"({"switches": [3], "hosts": [], "links": []})", "switches[0]: must be an object"},
+    {"SwitchesNotArray", R"({"switches": {}, "hosts": [], "links": []})",
+     "switches: must be an array"},
+    {"SwitchNotObject", R"({"switches": [3], "hosts": [], "links": []})",
+     "switches[0]: must be an object"},
     {"SwitchUnknownField", "{" SW(R"(, {"name": "S2", "capcity_gbps": 1})") "," HOSTS "," LINKS "}",
      "switches[1]: unknown field \"capcity_gbps\""},
     {"SwitchNoName", R"({"switches": [{"tier": "tor"}], "hosts": [], "links": []})",
@@ -82,13 +84,17 @@ const BadCase kBadCases[] = {
      "switches[0].name: must be a string"},
     {"BadTier", R"({"switches": [{"name": "S", "tier": "middle"}], "hosts": [], "links": []})",
      "switches[0].tier: unknown tier \"middle\""},
-    {"ProgrammableNotBool", R"({"switches": [{"name": "S", "programmable": "yes"}], "hosts": [], "links": []})",
+    {"ProgrammableNotBool",
+     R"({"switches": [{"name": "S", "programmable": "yes"}], "hosts": [], "links": []})",
      "switches[0].programmable: must be true or false"},
-    {"NegativeCapacity", R"({"switches": [{"name": "S", "capacity_gbps": -1}], "hosts": [], "links": []})",
+    {"NegativeCapacity",
+     R"({"switches": [{"name": "S", "capacity_gbps": -1}], "hosts": [], "links": []})",
      "switches[0].capacity_gbps: must be >= 0"},
-    {"CapacityNotNumber", R"({"switches": [{"name": "S", "capacity_gbps": "big"}], "hosts": [], "links": []})",
+    {"CapacityNotNumber",
+     R"({"switches": [{"name": "S", "capacity_gbps": "big"}], "hosts": [], "links": []})",
      "switches[0].capacity_gbps: must be a number"},
-    {"ProgrammableWithoutCapacity", R"({"switches": [{"name": "S", "programmable": true}], "hosts": [], "links": []})",
+    {"ProgrammableWithoutCapacity",
+     R"({"switches": [{"name": "S", "programmable": true}], "hosts": [], "links": []})",
      "switches[0]: switch \"S\": a programmable switch needs capacity_gbps > 0"},
     {"FractionalSlots", R"({"switches": [{"name": "S", "slots": 1.5}], "hosts": [], "links": []})",
      "switches[0].slots: must be a whole number"},
@@ -102,33 +108,42 @@ const BadCase kBadCases[] = {
      "hosts[0]: duplicate node name \"S1\""},
     {"LinkUnknownNode", "{" SW("") "," HOSTS R"(, "links": [{"a": "A", "b": "S9"}]})",
      "links[0].b: unknown node \"S9\""},
-    {"LinkMissingEnd", "{" SW("") "," HOSTS R"(, "links": [{"a": "A"}]})", "links[0].b: is required"},
+    {"LinkMissingEnd", "{" SW("") "," HOSTS R"(, "links": [{"a": "A"}]})",
+     "links[0].b: is required"},
     {"LinkUnknownField", "{" SW("") "," HOSTS R"(, "links": [{"a": "A", "b": "S1", "speed": 1}]})",
      "links[0]: unknown field \"speed\""},
     {"LinkZeroGbps", "{" SW("") "," HOSTS R"(, "links": [{"a": "A", "b": "S1", "gbps": 0}]})",
      "links[0]: link A-S1: gbps must be > 0"},
-    {"LinkNegativeLatency", "{" SW("") "," HOSTS R"(, "links": [{"a": "A", "b": "S1", "latency_us": -1}]})",
+    {"LinkNegativeLatency",
+     "{" SW("") "," HOSTS R"(, "links": [{"a": "A", "b": "S1", "latency_us": -1}]})",
      "links[0]: link A-S1: latency_us must be >= 0"},
     {"SelfLink", "{" SW("") "," HOSTS R"(, "links": [{"a": "S1", "b": "S1"}]})",
      "links[0]: link S1-S1: a link needs two different nodes"},
-    {"DuplicateLink", "{" SW(R"(, {"name": "S2"})") "," HOSTS
-     R"(, "links": [{"a": "A", "b": "S1"}, {"a": "S1", "b": "S2"}, {"a": "S2", "b": "S1"}]})",
+    {"DuplicateLink",
+     "{" SW(
+         R"(, {"name": "S2"})") "," HOSTS
+                                R"(, "links": [{"a": "A", "b": "S1"}, {"a": "S1", "b": "S2"}, {"a": "S2", "b": "S1"}]})",
      "links[2]: link S2-S1: duplicate link"},
-    {"HostTwoLinks", "{" SW(R"(, {"name": "S2"})") "," HOSTS
-     R"(, "links": [{"a": "A", "b": "S1"}, {"a": "A", "b": "S2"}]})",
+    {"HostTwoLinks",
+     "{" SW(R"(, {"name": "S2"})") "," HOSTS
+                                   R"(, "links": [{"a": "A", "b": "S1"}, {"a": "A", "b": "S2"}]})",
      "links[1]: link A-S2: host \"A\" already has a link"},
-    {"HostToHost", "{" SW("") R"(, "hosts": [{"name": "A"}, {"name": "B"}], "links": [{"a": "A", "b": "B"}]})",
+    {"HostToHost",
+     "{" SW("") R"(, "hosts": [{"name": "A"}, {"name": "B"}], "links": [{"a": "A", "b": "B"}]})",
      "links[0]: link A-B: hosts must attach to a switch"},
     {"DetachedHost", "{" SW("") R"(, "hosts": [{"name": "A"}], "links": []})",
      "host \"A\" is not attached to any switch"},
     {"Disconnected", "{" SW(R"(, {"name": "S2"})") "," HOSTS "," LINKS "}",
      "topology is not connected"},
-    {"TwoRoots", "{" SW("") R"(, "hosts": [{"name": "A", "role": "root"}, {"name": "B", "role": "root"}],
+    {"TwoRoots",
+     "{" SW("") R"(, "hosts": [{"name": "A", "role": "root"}, {"name": "B", "role": "root"}],
         "links": [{"a": "A", "b": "S1"}, {"a": "B", "b": "S1"}]})",
      "more than one host has role \"root\""},
-    {"DefaultsUnknownField", R"({"defaults": {"gbps": 1}, "switches": [], "hosts": [], "links": []})",
+    {"DefaultsUnknownField",
+     R"({"defaults": {"gbps": 1}, "switches": [], "hosts": [], "links": []})",
      "defaults: unknown field \"gbps\""},
-    {"DefaultsNotNumber", R"({"defaults": {"link_gbps": "fast"}, "switches": [], "hosts": [], "links": []})",
+    {"DefaultsNotNumber",
+     R"({"defaults": {"link_gbps": "fast"}, "switches": [], "hosts": [], "links": []})",
      "defaults.link_gbps: must be a number"},
     {"Empty", R"({"switches": [], "hosts": [], "links": []})", "topology has no nodes"},
     // Found by topology_fuzz: a number too large for a double is the JSON
@@ -138,7 +153,9 @@ const BadCase kBadCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Loader, TopologyJsonError, ::testing::ValuesIn(kBadCases),
-                         [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.name); });
+                         [](const ::testing::TestParamInfo<BadCase>& p) {
+                           return std::string(p.param.name);
+                         });
 
 TEST(Generators, Testbed) {
   auto topo = GenerateTopology("testbed");
@@ -210,7 +227,8 @@ TEST(Generators, SameSpecSameBytes) {
 }
 
 TEST(Generators, Options) {
-  auto fixed = GenerateTopology("leafspine:spines=2,leaves=3,hosts=2,prog=all,cap=fixed:500,link=25");
+  auto fixed =
+      GenerateTopology("leafspine:spines=2,leaves=3,hosts=2,prog=all,cap=fixed:500,link=25");
   ASSERT_TRUE(fixed.ok()) << fixed.status();
   for (NodeId s : fixed->Switches()) EXPECT_EQ(fixed->node(s).capacity_gbps, 500);
   for (const Link& l : fixed->links()) EXPECT_EQ(l.gbps, 25);
@@ -224,17 +242,16 @@ TEST(Generators, BadSpecs) {
     const char* spec;
     const char* message;
   };
-  for (const Case& c : {Case{"torus:k=4", "unknown generator \"torus\""},
-                        Case{"fattree:k=5", "k must be even"},
-                        Case{"fattree:k=4,color=red", "unknown option color"},
-                        Case{"fattree:k=4,k=6", "option k given twice"},
-                        Case{"fattree:k", "is not key=value"},
-                        Case{"fattree:k=x", "k=x: expected a whole number"},
-                        Case{"fattree:prog=random:1.5", "the fraction must be in [0, 1]"},
-                        Case{"fattree:prog=some", "expected all, none, tor or random"},
-                        Case{"fattree:cap=uniform:300:100", "cap=uniform:300:100"},
-                        Case{"fattree:cap=normal:1", "cap=normal:1"},
-                        Case{"leafspine:link=-3", "link=-3: expected a positive number"}}) {
+  for (const Case& c :
+       {Case{"torus:k=4", "unknown generator \"torus\""}, Case{"fattree:k=5", "k must be even"},
+        Case{"fattree:k=4,color=red", "unknown option color"},
+        Case{"fattree:k=4,k=6", "option k given twice"}, Case{"fattree:k", "is not key=value"},
+        Case{"fattree:k=x", "k=x: expected a whole number"},
+        Case{"fattree:prog=random:1.5", "the fraction must be in [0, 1]"},
+        Case{"fattree:prog=some", "expected all, none, tor or random"},
+        Case{"fattree:cap=uniform:300:100", "cap=uniform:300:100"},
+        Case{"fattree:cap=normal:1", "cap=normal:1"},
+        Case{"leafspine:link=-3", "link=-3: expected a positive number"}}) {
     auto topo = GenerateTopology(c.spec);
     ASSERT_FALSE(topo.ok()) << c.spec;
     EXPECT_THAT(topo.status().message(), HasSubstr(c.message)) << c.spec;
@@ -246,9 +263,9 @@ TEST(Routes, FatTreeShortestAndKShortest) {
   auto topo = GenerateTopology("fattree:k=4");
   ASSERT_TRUE(topo.ok());
   Router router(*topo);
-  const NodeId a = *topo->Find("h0");   // pod 0
-  const NodeId b = *topo->Find("h5");   // pod 1
-  const NodeId c = *topo->Find("h1");   // same edge switch as h0
+  const NodeId a = *topo->Find("h0");  // pod 0
+  const NodeId b = *topo->Find("h5");  // pod 1
+  const NodeId c = *topo->Find("h1");  // same edge switch as h0
   EXPECT_EQ(router.Distance(a, b), 6);
   EXPECT_EQ(router.Distance(a, c), 2);
   auto p = router.ShortestPath(a, b);

@@ -73,15 +73,15 @@ TEST(WireHeader, GoldenBytes) {
   uint8_t out[kHeaderBytes];
   ASSERT_TRUE(EncodeHeader(SampleHeader(), out).ok());
   const uint8_t expected[kHeaderBytes] = {
-      0x01, 0x02, 0x09, 0x00,              // version, type=PARTIAL, flags, reserved
-      0x12, 0x34,                          // job_id
-      0xde, 0xad, 0xbe, 0xef,              // job_token
-      0x01, 0x02, 0x03, 0x04,              // rank, agg_node
-      0x05, 0x06, 0x07, 0x08,              // path, next_path
-      0x09, 0x0a, 0x0b, 0x0c,              // fan_in, slot
-      0x10, 0x20, 0x30, 0x40,              // op_seq
-      0x50, 0x60, 0x70, 0x80,              // chunk
-      0x91, 0x92, 0x00, 0x03,              // exponent, next_exponent, num_elements
+      0x01, 0x02, 0x09, 0x00,  // version, type=PARTIAL, flags, reserved
+      0x12, 0x34,              // job_id
+      0xde, 0xad, 0xbe, 0xef,  // job_token
+      0x01, 0x02, 0x03, 0x04,  // rank, agg_node
+      0x05, 0x06, 0x07, 0x08,  // path, next_path
+      0x09, 0x0a, 0x0b, 0x0c,  // fan_in, slot
+      0x10, 0x20, 0x30, 0x40,  // op_seq
+      0x50, 0x60, 0x70, 0x80,  // chunk
+      0x91, 0x92, 0x00, 0x03,  // exponent, next_exponent, num_elements
   };
   EXPECT_EQ(0, std::memcmp(out, expected, kHeaderBytes));
 }
@@ -150,10 +150,10 @@ TEST(WireHeader, DatagramRejections) {
     uint8_t value;
     const char* field;
   };
-  for (const Case& c : {Case{0, 2, "grid.version"}, Case{0, 0, "grid.version"},
-                        Case{1, 0, "grid.type"}, Case{1, 6, "grid.type"},
-                        Case{2, 0x20, "grid.flags"}, Case{3, 1, "grid.reserved"},
-                        Case{18, 0, "grid.fan_in"}, Case{33, 0, "grid.num_elements"}}) {
+  for (const Case& c :
+       {Case{0, 2, "grid.version"}, Case{0, 0, "grid.version"}, Case{1, 0, "grid.type"},
+        Case{1, 6, "grid.type"}, Case{2, 0x20, "grid.flags"}, Case{3, 1, "grid.reserved"},
+        Case{18, 0, "grid.fan_in"}, Case{33, 0, "grid.num_elements"}}) {
     uint8_t bad[sizeof(dgram)];
     std::memcpy(bad, dgram, sizeof(dgram));
     bad[c.offset] = c.value;
@@ -288,7 +288,8 @@ const FrameCase kFrameCases[] = {
     {"GridType", [](auto& f) { f[kGridOffset + 1] = 0x7f; }, WireError::kGridType},
     {"GridFlags", [](auto& f) { f[kGridOffset + 2] = 0xff; }, WireError::kGridFlags},
     {"GridReserved", [](auto& f) { f[kGridOffset + 3] = 0x10; }, WireError::kGridReserved},
-    {"GridZeroElements", [](auto& f) { Put16(f, kGridOffset + 32, 0); }, WireError::kGridNumElements},
+    {"GridZeroElements", [](auto& f) { Put16(f, kGridOffset + 32, 0); },
+     WireError::kGridNumElements},
     {"GridTooManyElements", [](auto& f) { Put16(f, kGridOffset + 32, kMaxElements + 1); },
      WireError::kGridNumElements},
     {"GridZeroFanIn", [](auto& f) { Put16(f, kGridOffset + 18, 0); }, WireError::kGridFanIn},
@@ -306,7 +307,9 @@ const FrameCase kFrameCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Malformed, FrameRejection, ::testing::ValuesIn(kFrameCases),
-                         [](const ::testing::TestParamInfo<FrameCase>& p) { return std::string(p.param.name); });
+                         [](const ::testing::TestParamInfo<FrameCase>& p) {
+                           return std::string(p.param.name);
+                         });
 
 TEST(WireFrame, EveryErrorHasAName) {
   for (int i = 1; i < kNumWireErrors; ++i) {
@@ -326,15 +329,14 @@ TEST(WireFrame, EncoderRejections) {
   a.dst_port = 80;
   EXPECT_THAT(EncodeFrame(a, h, payload, absl::MakeSpan(out)).status().message(),
               HasSubstr("udp.dst_port"));
-  EXPECT_THAT(EncodeFrame(SampleAddress(), h, absl::MakeSpan(payload.data(), 8),
-                          absl::MakeSpan(out))
-                  .status()
-                  .message(),
-              HasSubstr("num_elements=3"));
-  EXPECT_THAT(EncodeFrame(SampleAddress(), h, payload, absl::MakeSpan(out.data(), 80))
-                  .status()
-                  .message(),
-              HasSubstr("needs 88"));
+  EXPECT_THAT(
+      EncodeFrame(SampleAddress(), h, absl::MakeSpan(payload.data(), 8), absl::MakeSpan(out))
+          .status()
+          .message(),
+      HasSubstr("num_elements=3"));
+  EXPECT_THAT(
+      EncodeFrame(SampleAddress(), h, payload, absl::MakeSpan(out.data(), 80)).status().message(),
+      HasSubstr("needs 88"));
   h.flags = 0xe0;
   EXPECT_THAT(EncodeFrame(SampleAddress(), h, payload, absl::MakeSpan(out)).status().message(),
               HasSubstr("grid.flags"));
