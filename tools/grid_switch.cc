@@ -356,6 +356,10 @@ struct Shard {
   rte_ring* ring;
   std::atomic<bool>* reload;
   std::string config_path;
+  // SIGUSR1 handshake: main sets 1; the lcore copies its counters into
+  // `snapshot` and sets 2, so main never reads counters a lcore is writing.
+  std::atomic<int>* dump;
+  grid::sw::Counters* snapshot;
 };
 
 // A worker lcore's loop: packets from its ring, through its pipeline, out.
@@ -369,6 +373,10 @@ int WorkerLoop(void* arg) {
     for (unsigned i = 0; i < n; ++i) s.worker->Handle(bufs[i], bufs[i]->port);
     const size_t sent = s.worker->Flush();
     if (s.reload->exchange(false)) Reload(s.worker->pipeline(), s.config_path);
+    if (s.dump->load(std::memory_order_acquire) == 1) {
+      *s.snapshot = s.worker->pipeline().counters();
+      s.dump->store(2, std::memory_order_release);
+    }
     if (n == 0 && sent == 0 && ++idle_rounds > 64) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     } else if (n != 0) {
@@ -467,6 +475,8 @@ int main(int argc, char** argv) {
 
   std::vector<Shard> shards(workers);
   std::vector<std::atomic<bool>> reloads(workers);
+  std::vector<std::atomic<int>> dumps(workers);
+  std::vector<grid::sw::Counters> snapshots(workers);
   if (workers > 1) {
     unsigned w = 0;
     unsigned lcore;
@@ -475,7 +485,8 @@ int main(int argc, char** argv) {
       rte_ring* ring = rte_ring_create(name.c_str(), 4096, static_cast<int>(rte_socket_id()),
                                        RING_F_SP_ENQ | RING_F_SC_DEQ);
       if (ring == nullptr) Fail("cannot create ring " + name);
-      shards[w] = Shard{pool_workers[w].get(), ring, &reloads[w], config_path};
+      shards[w] =
+          Shard{pool_workers[w].get(), ring, &reloads[w], config_path, &dumps[w], &snapshots[w]};
       rte_eal_remote_launch(WorkerLoop, &shards[w], lcore);
       ++w;
     }
@@ -499,15 +510,21 @@ int main(int argc, char** argv) {
     }
     if (workers == 1) work += pool_workers[0]->Flush();
     if (g_dump.exchange(false)) {
-      // Per lcore counters are read by their own lcore only once stopped;
-      // while running, a single-lcore switch prints its live counters.
+      grid::sw::Counters total;
       if (workers == 1) {
-        std::fprintf(stderr, "%s\n",
-                     grid::sw::CountersToJson(pool_workers[0]->pipeline().counters()).c_str());
+        total = pool_workers[0]->pipeline().counters();
       } else {
-        std::fprintf(stderr, "grid-switch: %u pipeline lcores; counters are printed at exit\n",
-                     workers);
+        for (auto& d : dumps) d.store(1, std::memory_order_release);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        for (unsigned w = 0; w < workers; ++w) {
+          while (dumps[w].load(std::memory_order_acquire) != 2 &&
+                 std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::yield();
+          }
+          if (dumps[w].exchange(0) == 2) total.Add(snapshots[w]);
+        }
       }
+      std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(total).c_str());
     }
     if (g_reload.exchange(false)) {
       if (workers == 1) {

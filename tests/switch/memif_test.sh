@@ -46,6 +46,7 @@ run() {  # run NAME QUEUES SWITCH_LCORE_ARGS...
   echo "--- $name: grid-switch stderr"; cat "$dir/$name.err"
   echo "--- $name: grid-switch final counters"; cat "$dir/$name.out"
   grep -q '"partials":160' "$dir/$name.out" || { echo "$name: switch did not report 160 partials"; rc=1; }
+  grep -q '"partials":160' "$dir/$name.err" || { echo "$name: SIGUSR1 did not print the counters"; rc=1; }
   return $rc
 }
 
