@@ -57,6 +57,11 @@ uint32_t QuantizeAvx2(const float* in, size_t n, Pow2 scale, float limit, bool n
 uint32_t DequantizeScalar(const uint8_t* in, size_t n, bool network, Pow2 scale, float* out);
 uint32_t DequantizeAvx2(const uint8_t* in, size_t n, bool network, Pow2 scale, float* out);
 
+// Reverses the bytes of n 32-bit words (host <-> network order); in and out
+// may be the same buffer, any alignment.
+void ByteSwapWordsScalar(const uint8_t* in, size_t n, uint8_t* out);
+void ByteSwapWordsAvx2(const uint8_t* in, size_t n, uint8_t* out);
+
 void HalfToFloatScalar(const uint16_t* in, size_t n, float* out);
 void HalfToFloatF16c(const uint16_t* in, size_t n, float* out);
 void FloatToHalfScalar(const float* in, size_t n, uint16_t* out);

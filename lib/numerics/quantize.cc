@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -59,6 +60,15 @@ uint32_t QuantizeScalar(const float* in, size_t n, Pow2 scale, float limit, bool
                         uint8_t* out) {
   return network ? QuantizeLoop<true>(in, n, scale, limit, out)
                  : QuantizeLoop<false>(in, n, scale, limit, out);
+}
+
+void ByteSwapWordsScalar(const uint8_t* in, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t v;
+    std::memcpy(&v, in + 4 * i, 4);
+    v = __builtin_bswap32(v);
+    std::memcpy(out + 4 * i, &v, 4);
+  }
 }
 
 uint32_t DequantizeScalar(const uint8_t* in, size_t n, bool network, Pow2 scale, float* out) {
@@ -194,12 +204,30 @@ absl::Status DequantizeFromWire(const uint8_t* in, uint8_t exponent, int fan_in,
   return DequantizeImpl(in, exponent, fan_in, /*network=*/true, out);
 }
 
+namespace {
+
+// Host order <-> network order of n int32 words (a byte swap on
+// little-endian hosts, a copy on big-endian ones).
+void SwapWords(const uint8_t* in, size_t n, uint8_t* out) {
+  if constexpr (std::endian::native == std::endian::big) {
+    if (n > 0 && in != out) std::memmove(out, in, 4 * n);
+    return;
+  }
+  if (internal::HaveAvx2()) {
+    internal::ByteSwapWordsAvx2(in, n, out);
+  } else {
+    internal::ByteSwapWordsScalar(in, n, out);
+  }
+}
+
+}  // namespace
+
 void Int32ToWire(absl::Span<const int32_t> in, uint8_t* out) {
-  for (size_t i = 0; i < in.size(); ++i) wire::StoreElement(out, i, in[i]);
+  SwapWords(reinterpret_cast<const uint8_t*>(in.data()), in.size(), out);
 }
 
 void Int32FromWire(const uint8_t* in, absl::Span<int32_t> out) {
-  for (size_t i = 0; i < out.size(); ++i) out[i] = wire::LoadElement(in, i);
+  SwapWords(in, out.size(), reinterpret_cast<uint8_t*>(out.data()));
 }
 
 }  // namespace grid::numerics

@@ -10,17 +10,13 @@
 
 #include <algorithm>
 
+#include "numerics/simd.h"
+
 #define GRID_TARGET_AVX2 __attribute__((target("avx2")))
 #define GRID_TARGET_F16C __attribute__((target("avx2,f16c")))
 
 namespace grid::numerics::internal {
 namespace {
-
-GRID_TARGET_AVX2 inline __m256i ByteSwap32(__m256i v) {
-  const __m256i order = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,  //
-                                         3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-  return _mm256_shuffle_epi8(v, order);
-}
 
 GRID_TARGET_AVX2 inline uint32_t HorizontalMax(__m256i v) {
   __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -100,6 +96,15 @@ uint32_t DequantizeAvx2(const uint8_t* in, size_t n, bool network, Pow2 scale, f
                  : DequantizeLoopAvx2<false>(in, n, scale, out);
 }
 
+GRID_TARGET_AVX2 void ByteSwapWordsAvx2(const uint8_t* in, size_t n, uint8_t* out) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 4 * i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4 * i), ByteSwap32(v));
+  }
+  ByteSwapWordsScalar(in + 4 * i, n - i, out + 4 * i);
+}
+
 GRID_TARGET_F16C void HalfToFloatF16c(const uint16_t* in, size_t n, float* out) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -130,6 +135,9 @@ uint32_t QuantizeAvx2(const float* in, size_t n, Pow2 scale, float limit, bool n
 }
 uint32_t DequantizeAvx2(const uint8_t* in, size_t n, bool network, Pow2 scale, float* out) {
   return DequantizeScalar(in, n, network, scale, out);
+}
+void ByteSwapWordsAvx2(const uint8_t* in, size_t n, uint8_t* out) {
+  ByteSwapWordsScalar(in, n, out);
 }
 void HalfToFloatF16c(const uint16_t* in, size_t n, float* out) { HalfToFloatScalar(in, n, out); }
 void FloatToHalfF16c(const float* in, size_t n, uint16_t* out) { FloatToHalfScalar(in, n, out); }

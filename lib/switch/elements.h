@@ -1,6 +1,7 @@
-// Internal: the switch's element loops over big-endian payloads: load, add
-// with overflow detection, store. AVX2 where the CPU has it, scalar
-// otherwise; both give identical results (tests/switch/pipeline_test.cc).
+// Internal: the switch's add of a big-endian payload into a slot copy, with
+// overflow detection. AVX2 where the CPU has it, scalar otherwise; both give
+// identical results (tests/switch/pipeline_test.cc). Loading and storing
+// payloads is numerics::Int32FromWire / Int32ToWire.
 #ifndef GRID_LIB_SWITCH_ELEMENTS_H_
 #define GRID_LIB_SWITCH_ELEMENTS_H_
 
@@ -9,10 +10,8 @@
 
 namespace grid::sw::internal {
 
-void LoadElements(int32_t* out, const uint8_t* payload, size_t n);
 // acc[i] += payload[i] (int32, wrapping); true if any sum wrapped.
 bool AddElements(int32_t* acc, const uint8_t* payload, size_t n);
-void StoreElements(uint8_t* payload, const int32_t* in, size_t n);
 
 bool AddElementsScalar(int32_t* acc, const uint8_t* payload, size_t n);
 bool AddElementsAvx2(int32_t* acc, const uint8_t* payload, size_t n);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "grid/numerics.h"
 #include "grid/switch.h"
 #include "switch/elements.h"
 
@@ -318,7 +319,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
              static_cast<uint8_t>(h.flags & wire::flags::kCongestion),
              false};
     c.bitmap[bit / 64] = mask;
-    internal::LoadElements(values, view.payload, h.num_elements);
+    numerics::Int32FromWire(view.payload, {values, h.num_elements});
   } else {
     if (h.num_elements != c.num_elements) {
       DropPacket(static_cast<int>(Drop::kBadLength));
@@ -388,8 +389,8 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState&
   uint8_t* frame = out->arena.data() + offset;
   // The header fields were all checked above, so this cannot fail.
   (void)wire::WriteFrameHeaders(a, p, {frame, wire::FrameBytes(c.num_elements)});
-  internal::StoreElements(frame + wire::kPayloadOffset,
-                          state.values.data() + size_t{copy_index} * agg.elements, c.num_elements);
+  numerics::Int32ToWire({state.values.data() + size_t{copy_index} * agg.elements, c.num_elements},
+                        frame + wire::kPayloadOffset);
   Emit(agg.root.port, false, static_cast<uint32_t>(offset),
        static_cast<uint32_t>(wire::FrameBytes(c.num_elements)), out);
 }

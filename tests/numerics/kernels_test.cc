@@ -90,6 +90,18 @@ TEST_F(SimdParity, QuantizeAndDequantize) {
   }
 }
 
+TEST_F(SimdParity, ByteSwapWords) {
+  std::mt19937 rng(4);
+  for (size_t n : {0, 1, 7, 8, 9, 64, 65, 1000}) {
+    std::vector<uint8_t> in(4 * n + 1), a(4 * n + 1), b(4 * n + 1);
+    for (uint8_t& x : in) x = static_cast<uint8_t>(rng());
+    ByteSwapWordsScalar(in.data() + 1, n, a.data() + 1);  // unaligned on purpose
+    ByteSwapWordsAvx2(in.data() + 1, n, b.data() + 1);
+    ASSERT_EQ(a, b) << n;
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(a[1 + 4 * i], in[1 + 4 * i + 3]);
+  }
+}
+
 TEST(HalfScalar, WidenMatchesDefinitionForEveryHalf) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     const uint16_t x = static_cast<uint16_t>(h);
