@@ -55,6 +55,11 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
           "switch \"%s\" job %d: %d members; the P4 targets take at most %d (a 32-bit bitmap)",
           c.name, id, a.members.size(), kP4MaxMembers));
     }
+    if (uint64_t{a.slot_base} + a.slots > static_cast<uint64_t>(kP4MaxSlots)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("switch \"%s\" job %d: slots [%d, %d); the P4 targets have %d", c.name,
+                          id, a.slot_base, uint64_t{a.slot_base} + a.slots, kP4MaxSlots));
+    }
     entries.push_back(entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_aggregate",
                             {{"token", job.token},
                              {"fan_in", a.fan_in},
@@ -69,9 +74,15 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
                              {"mcast_group", id}}));
     Ordered replicas = Ordered::array();
     for (const Member& m : a.members) {
+      if (m.bit >= kP4MaxMembers) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "switch \"%s\" job %d member rank %d: bit %d; the P4 targets use bits 0-%d", c.name, id,
+            m.rank, m.bit, kP4MaxMembers - 1));
+      }
       entries.push_back(entry("GridIngress.member",
                               {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}}, "set_member",
                               {{"bit_mask", uint32_t{1} << m.bit},
+                               {"bit_index", m.bit},
                                {"port", m.to.port},
                                {"ip", IpToString(m.to.ip)},
                                {"mac", MacToString(m.to.mac)},

@@ -137,7 +137,10 @@ control GridIngress(inout headers_t hdr, inout grid_meta_t meta, inout standard_
         default_action = unknown_job();
     }
 
-    action set_member(bit<32> bit_mask, bit<9> port, bit<32> ip, bit<48> mac, bit<16> label) {
+    // bit_index is bit_mask's position; the Tofino program indexes by it,
+    // BMv2 needs only the mask.
+    action set_member(bit<32> bit_mask, bit<8> bit_index, bit<9> port, bit<32> ip, bit<48> mac,
+                      bit<16> label) {
         meta.member = 1;
         meta.member_bit = bit_mask;
         member_port = port;
@@ -354,7 +357,7 @@ control GridEgress(inout headers_t hdr, inout grid_meta_t meta, inout standard_m
         hdr.ethernet.dst = mac;
     }
     table replica {
-        key = { hdr.grid.job_id: exact; std.egress_rid: exact; }
+        key = { hdr.grid.job_id: exact; std.egress_rid: exact @name("standard_metadata.egress_rid"); }
         actions = { set_replica; NoAction; }
         default_action = NoAction();
     }

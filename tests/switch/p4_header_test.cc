@@ -13,6 +13,8 @@
 #include "grid/switch.h"
 #include "grid/wire.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "switch/fabric.h"
 
 namespace {
 
@@ -42,12 +44,14 @@ std::vector<Field> P4Header(const std::string& source, const std::string& name) 
 #define FIELD(S, f) \
   Field { #f, static_cast < int>(8 * sizeof(S{}.f)) }
 
-std::string Source() {
-  std::ifstream in(std::string(GRID_SOURCE_DIR) + "/p4/include/headers.p4");
+std::string ReadSource(const std::string& path) {
+  std::ifstream in(std::string(GRID_SOURCE_DIR) + "/" + path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
+
+std::string Source() { return ReadSource("p4/include/headers.p4"); }
 
 TEST(P4Headers, GridHeaderMatchesWireH) {
   using grid::wire::WireHeader;
@@ -127,6 +131,78 @@ TEST(P4Headers, PayloadIsSixtyFourElements) {
   }
   ASSERT_EQ(pairs.size() * 2, grid::wire::kDefaultElements);
   for (size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(pairs[i], static_cast<int>(i));
+}
+
+// The parameter names of `action NAME(...)` in a P4 source, in order.
+std::vector<std::string> P4ActionParams(const std::string& source, const std::string& name) {
+  std::smatch m;
+  std::vector<std::string> params;
+  if (!std::regex_search(source, m, std::regex("action\\s+" + name + "\\s*\\(([^)]*)\\)"))) {
+    return {"<no action " + name + ">"};
+  }
+  const std::string list = m[1];
+  const std::regex param("(\\w+)\\s*(,|$)");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), param);
+       it != std::sregex_iterator(); ++it) {
+    params.push_back((*it)[1]);
+  }
+  return params;
+}
+
+// The match-field names of `table NAME { key = { ... } }`: the expression,
+// or its @name annotation when it has one.
+std::vector<std::string> P4TableKeys(const std::string& source, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(source, m,
+                         std::regex("table\\s+" + name + "\\s*\\{\\s*key\\s*=\\s*\\{([^}]*)\\}"))) {
+    return {"<no table " + name + ">"};
+  }
+  const std::string body = m[1];
+  std::vector<std::string> keys;
+  const std::regex key("([\\w.]+)\\s*:\\s*exact(\\s*@name\\(\"([^\"]+)\"\\))?\\s*;");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), key); it != std::sregex_iterator();
+       ++it) {
+    keys.push_back((*it)[3].matched ? std::string((*it)[3]) : std::string((*it)[1]));
+  }
+  return keys;
+}
+
+// One entry file feeds both P4 programs: every table, match field, action
+// and parameter that ConfigToP4Entries writes exists, by that name and in
+// that order, in p4/v1model/grid.p4 and in p4/tna/grid.p4.
+TEST(P4Programs, EntriesMatchBothPrograms) {
+  grid::testing::Job job =
+      grid::testing::MakeJob("testbed", "grid", 8, 1, 256, grid::wire::kDefaultElements);
+  std::vector<nlohmann::ordered_json> docs;
+  for (const auto& [node, config] : job.configs) {
+    auto text = grid::sw::ConfigToP4Entries(config);
+    ASSERT_TRUE(text.ok()) << text.status();
+    docs.push_back(nlohmann::ordered_json::parse(*text));
+  }
+  for (const std::string program : {"p4/v1model/grid.p4", "p4/tna/grid.p4"}) {
+    SCOPED_TRACE(program);
+    const std::string src = ReadSource(program);
+    ASSERT_FALSE(src.empty());
+    int checked = 0;
+    for (const nlohmann::ordered_json& doc : docs) {
+      for (const char* list : {"default_actions", "table_entries"}) {
+        for (const nlohmann::ordered_json& e : doc[list]) {
+          const std::string table = e["table"];
+          const std::string short_name = table.substr(table.find('.') + 1);
+          std::vector<std::string> params;
+          for (const auto& [k, v] : e["params"].items()) params.push_back(k);
+          EXPECT_EQ(P4ActionParams(src, e["action"]), params) << table << " " << e["action"];
+          if (!e["match"].empty()) {
+            std::vector<std::string> keys;
+            for (const auto& [k, v] : e["match"].items()) keys.push_back(k);
+            EXPECT_EQ(P4TableKeys(src, short_name), keys) << table;
+          }
+          ++checked;
+        }
+      }
+    }
+    EXPECT_GT(checked, 20);
+  }
 }
 
 }  // namespace

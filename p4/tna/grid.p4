@@ -1,0 +1,628 @@
+// GRID aggregation switch for Tofino 2 (T2NA, the Tofino Native Architecture
+// of Tofino 2). The same tables, table entries and decisions as the C++
+// reference pipeline (lib/switch/pipeline.cc) and p4/v1model/grid.p4; the
+// mapping, the stage plan and where this program differs are in
+// docs/switch.md, section "Tofino".
+//
+//   bf-p4c --target tofino2 --arch t2na -I ../include -o build/tna grid.p4
+//
+// Not compiled in this repository's CI: the build machines have no P4
+// compiler. tests/switch/p4_header_test.cc keeps the headers in step with
+// include/grid/wire.h, and the table, action and parameter names in step with
+// the entries sw::ConfigToP4Entries writes.
+//
+// How it fits one pass (docs/switch.md has the table):
+// - 64 elements are 32 register pairs. A Tofino 2 stateful ALU updates both
+//   32-bit halves of a pair cell and returns both, so one SALU sums two
+//   elements and the 32 value SALUs return all 64 sums in the pass that
+//   completes the copy.
+// - The copy state is two SALUs: a per-(copy, member) "last chunk" register
+//   that detects duplicates and late packets, and a per-copy {chunk tag,
+//   remaining} pair that decides first / add / complete / collision. Then
+//   one pair SALU for the two exponents and one for the flags.
+// - 36 SALUs in all, in 12 of Tofino 2's 20 stages (4 SALUs per stage).
+#include <core.p4>
+#include <t2na.p4>
+
+#include "constants.p4"
+#include "headers.p4"
+#include "parser.p4"
+
+// Copies of slot memory (2 per slot, so 2048 slots: sw::kP4MaxSlots). The
+// member register holds 32 words per copy and is the one that bounds this:
+// 4096 copies x 32 x 32 bits = 4 Mbit, 32 of a stage's 128-Kbit RAMs.
+#define GRID_COPIES 4096
+#define GRID_MEMBER_WORDS 131072
+
+#define FOR_PAIRS(M) \
+    M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15) \
+    M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) M(30) M(31)
+
+// Drop reasons, numbered as in p4/v1model/grid.p4 (names in docs/switch.md).
+const bit<4> DROP_MALFORMED   = 0;
+const bit<4> DROP_UNKNOWN_JOB = 1;
+const bit<4> DROP_BAD_TOKEN   = 2;
+const bit<4> DROP_NOT_MEMBER  = 3;
+const bit<4> DROP_BAD_SLOT    = 4;
+const bit<4> DROP_BAD_FAN_IN  = 5;
+const bit<4> DROP_BAD_LENGTH  = 6;
+const bit<4> DROP_COLLISION   = 7;
+const bit<4> DROP_DUPLICATE   = 8;
+const bit<4> DROP_NO_ROUTE    = 9;
+const bit<4> DROP_NOT_FOR_US  = 10;
+const bit<4> DROP_STALE       = 11;
+
+// What the member register says about the sender and this copy.
+const bit<8> MEMBER_NEW = 0;   // the sender has not contributed this chunk here
+const bit<8> MEMBER_DUP = 1;   // it has: a retransmission
+const bit<8> MEMBER_OLD = 2;   // the sender has moved past this chunk: a late packet
+
+// What the copy register decides.
+const bit<8> COPY_NONE      = 0;   // not run
+const bit<8> COPY_FIRST     = 1;   // first contribution: overwrite
+const bit<8> COPY_ADD       = 2;   // a further contribution: add
+const bit<8> COPY_RESEND    = 3;   // a retransmission into a complete copy: read
+const bit<8> COPY_WAIT      = 4;   // a retransmission into an incomplete copy
+const bit<8> COPY_COLLISION = 5;   // another chunk is mid-aggregation here
+const bit<8> COPY_STALE     = 6;   // the copy has moved past this chunk
+
+struct pair32_t {
+    bit<32> lo;
+    bit<32> hi;
+}
+
+struct copy_state_t {
+    bit<32> tag;         // op_seq[11:0] ++ chunk[19:0] of the chunk held
+    bit<32> remaining;   // contributions still missing; 0 = idle or complete
+}
+
+// Ingress tells egress which packets are multicast replicas to readdress.
+header bridge_h {
+    bit<7> pad;
+    bit<1> replica;
+}
+
+struct pair8_t {
+    bit<8> lo;
+    bit<8> hi;
+}
+
+// Tofino-only metadata, next to the shared grid_meta_t.
+struct tna_meta_t {
+    grid_meta_t grid;
+    bit<32> tag;
+    bit<32> slot_abs;        // slot_base + slot
+    bit<32> member_index;    // (copy index << 5) | member bit
+    bit<32> fan_in_minus_1;
+    bit<8>  member_state;
+    bit<8>  copy_decision;
+    bit<8>  remaining;       // at most 31: fan_in <= 32 here
+    bit<5>  bit_index;
+    bit<1>  count;           // count drop_reason (a drop, or a collision)
+    bit<1>  drop;
+    bit<4>  drop_reason;
+    bridge_h bridge;
+}
+
+// Egress parses the headers only: the payload passes through unparsed and
+// costs no egress PHV.
+struct egress_headers_t {
+    bridge_h   bridge;
+    ethernet_h ethernet;
+    ipv4_h     ipv4;
+    udp_h      udp;
+    grid_h     grid;
+}
+
+struct egress_meta_t {}
+
+// ---------------------------------------------------------------- ingress
+
+parser GridIngressParser(packet_in pkt, out headers_t hdr, out tna_meta_t meta,
+                         out ingress_intrinsic_metadata_t ig_intr_md) {
+    GridParser() grid_parser;
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        grid_parser.apply(pkt, hdr, meta.grid);
+        transition accept;
+    }
+}
+
+control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
+                    in ingress_intrinsic_metadata_t ig_intr_md,
+                    in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    Counter<bit<64>, bit<4>>(16, CounterType_t.PACKETS) drops;
+
+    bit<16> node_id = 0;
+    bit<32> switch_ip = 0;
+    bit<48> switch_mac = 0;
+    bit<16> result_label = 0;
+    bit<9>  member_port = 0;
+    bit<32> member_ip = 0;
+    bit<48> member_mac = 0;
+
+    action drop_with(bit<4> reason) {
+        meta.count = 1;
+        meta.drop = 1;
+        meta.drop_reason = reason;
+    }
+
+    action set_identity(bit<16> id, bit<32> ip, bit<48> mac) {
+        node_id = id;
+        switch_ip = ip;
+        switch_mac = mac;
+    }
+    table identity {
+        actions = { set_identity; }
+        default_action = set_identity(0, 0, 0);
+    }
+
+    action set_nhop(PortId_t port, bit<48> mac) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.src = switch_mac;
+        hdr.ethernet.dst = mac;
+        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+    }
+    action no_route() { drop_with(DROP_NO_ROUTE); }
+    table label_route {
+        key = { hdr.grid.path: exact; }
+        actions = { set_nhop; no_route; }
+        default_action = no_route();
+        size = 65536;
+    }
+    table ip_route {
+        key = { hdr.ipv4.dst: exact; }
+        actions = { set_nhop; no_route; }
+        default_action = no_route();
+        size = 65536;
+    }
+
+    action job_only(bit<32> token) {
+        meta.grid.token = token;
+        meta.grid.aggregate = 0;
+    }
+    action job_aggregate(bit<32> token, bit<16> fan_in, bit<32> slot_base, bit<32> slots,
+                         PortId_t root_port, bit<32> root_ip, bit<48> root_mac,
+                         bit<16> root_node, bit<16> root_fan_in, bit<16> to_root_label,
+                         bit<16> mcast_group) {
+        meta.grid.token = token;
+        meta.grid.aggregate = 1;
+        meta.grid.fan_in = fan_in;
+        meta.grid.slot_base = slot_base;
+        meta.grid.slots = slots;
+        meta.grid.root_port = root_port;
+        meta.grid.root_ip = root_ip;
+        meta.grid.root_mac = root_mac;
+        meta.grid.root_node = root_node;
+        meta.grid.root_fan_in = root_fan_in;
+        meta.grid.to_root_label = to_root_label;
+        meta.grid.mcast_group = mcast_group;
+        meta.fan_in_minus_1 = (bit<32>)fan_in - 1;
+    }
+    action unknown_job() { drop_with(DROP_UNKNOWN_JOB); }
+    table job {
+        key = { hdr.grid.job_id: exact; }
+        actions = { job_only; job_aggregate; unknown_job; }
+        default_action = unknown_job();
+        size = 4096;
+    }
+
+    action set_member(bit<32> bit_mask, bit<8> bit_index, PortId_t port, bit<32> ip,
+                      bit<48> mac, bit<16> label) {
+        meta.grid.member = 1;
+        meta.grid.member_bit = bit_mask;
+        meta.bit_index = bit_index[4:0];
+        member_port = port;
+        member_ip = ip;
+        member_mac = mac;
+        result_label = label;
+    }
+    action not_member() { meta.grid.member = 0; }
+    table member {
+        key = { hdr.grid.job_id: exact; hdr.grid.rank: exact; }
+        actions = { set_member; not_member; }
+        default_action = not_member();
+        size = 65536;
+    }
+
+    // ---- Stage 3: has this member contributed this chunk to this copy?
+    // One word per (copy, member): the tag of the last chunk the member
+    // added here. Serial-number order (RFC 1982) on the 32-bit tag.
+    Register<bit<32>, bit<32>>(GRID_MEMBER_WORDS, 0) member_last;
+    RegisterAction<bit<32>, bit<32>, bit<8>>(member_last) member_check = {
+        void apply(inout bit<32> value, out bit<8> rv) {
+            int<32> delta = (int<32>)(meta.tag - value);
+            if (delta > 0) {
+                value = meta.tag;
+                rv = MEMBER_NEW;
+            } else if (delta == 0) {
+                rv = MEMBER_DUP;
+            } else {
+                rv = MEMBER_OLD;
+            }
+        }
+    };
+
+    // ---- Stage 4: the copy's chunk and how many contributions are missing.
+    // `remaining` starts at fan_in - 1 on the first contribution, so 0 means
+    // idle or complete and a copy completes when it reaches 0.
+    Register<copy_state_t, bit<32>>(GRID_COPIES, {0, 0}) copy_state;
+    // A contribution the member register found new.
+    RegisterAction<copy_state_t, bit<32>, bit<8>>(copy_state) copy_contribute = {
+        void apply(inout copy_state_t value, out bit<8> decision, out bit<8> remaining) {
+            if (value.tag == meta.tag && value.remaining != 0) {
+                value.remaining = value.remaining - 1;
+                decision = COPY_ADD;
+            } else if (value.tag != meta.tag && value.remaining == 0) {
+                value.tag = meta.tag;
+                value.remaining = meta.fan_in_minus_1;
+                decision = COPY_FIRST;
+            } else if (value.tag != meta.tag) {
+                decision = COPY_COLLISION;
+            } else {
+                decision = COPY_STALE;
+            }
+            remaining = (bit<8>)value.remaining;
+        }
+    };
+    // A retransmission (the member register found it already counted).
+    RegisterAction<copy_state_t, bit<32>, bit<8>>(copy_state) copy_peek = {
+        void apply(inout copy_state_t value, out bit<8> decision, out bit<8> remaining) {
+            if (value.tag == meta.tag && value.remaining == 0) {
+                decision = COPY_RESEND;
+            } else if (value.tag == meta.tag) {
+                decision = COPY_WAIT;
+            } else {
+                decision = COPY_STALE;
+            }
+            remaining = (bit<8>)value.remaining;
+        }
+    };
+
+    // ---- Stages 5-12: the values, 4 pair SALUs per stage. Each returns
+    // both halves: the packet's own values on the first contribution, the
+    // running sums after an add, the stored sums for a resend.
+#define VALUE_REGS(i) \
+    Register<pair32_t, bit<32>>(GRID_COPIES) v##i; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(v##i) v##i##_write = { \
+        void apply(inout pair32_t value, out bit<32> lo, out bit<32> hi) { \
+            value.lo = hdr.payload.e##i##_lo; value.hi = hdr.payload.e##i##_hi; \
+            lo = value.lo; hi = value.hi; } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(v##i) v##i##_add = { \
+        void apply(inout pair32_t value, out bit<32> lo, out bit<32> hi) { \
+            value.lo = value.lo + hdr.payload.e##i##_lo; \
+            value.hi = value.hi + hdr.payload.e##i##_hi; \
+            lo = value.lo; hi = value.hi; } }; \
+    RegisterAction<pair32_t, bit<32>, bit<32>>(v##i) v##i##_read = { \
+        void apply(inout pair32_t value, out bit<32> lo, out bit<32> hi) { \
+            lo = value.lo; hi = value.hi; } }; \
+    action v##i##_do_write() { \
+        hdr.payload.e##i##_lo = v##i##_write.execute(meta.grid.copy_index, hdr.payload.e##i##_hi); } \
+    action v##i##_do_add() { \
+        hdr.payload.e##i##_lo = v##i##_add.execute(meta.grid.copy_index, hdr.payload.e##i##_hi); } \
+    action v##i##_do_read() { \
+        hdr.payload.e##i##_lo = v##i##_read.execute(meta.grid.copy_index, hdr.payload.e##i##_hi); } \
+    table v##i##_table { \
+        key = { meta.copy_decision: exact; } \
+        actions = { v##i##_do_write; v##i##_do_add; v##i##_do_read; NoAction; } \
+        const entries = { \
+            COPY_FIRST: v##i##_do_write(); \
+            COPY_ADD: v##i##_do_add(); \
+            COPY_RESEND: v##i##_do_read(); \
+        } \
+        default_action = NoAction(); \
+        size = 4; \
+    }
+    FOR_PAIRS(VALUE_REGS)
+
+    // ---- Stage 13: the exponents (max) and flags (or) of the copy.
+    Register<pair8_t, bit<32>>(GRID_COPIES) copy_exponents;
+    RegisterAction<pair8_t, bit<32>, bit<8>>(copy_exponents) exponents_first = {
+        void apply(inout pair8_t value, out bit<8> exponent, out bit<8> next_exponent) {
+            value.lo = hdr.grid.exponent;
+            value.hi = hdr.grid.next_exponent;
+            exponent = value.lo;
+            next_exponent = value.hi;
+        }
+    };
+    RegisterAction<pair8_t, bit<32>, bit<8>>(copy_exponents) exponents_max = {
+        void apply(inout pair8_t value, out bit<8> exponent, out bit<8> next_exponent) {
+            value.lo = max(value.lo, hdr.grid.exponent);
+            value.hi = max(value.hi, hdr.grid.next_exponent);
+            exponent = value.lo;
+            next_exponent = value.hi;
+        }
+    };
+    RegisterAction<pair8_t, bit<32>, bit<8>>(copy_exponents) exponents_read = {
+        void apply(inout pair8_t value, out bit<8> exponent, out bit<8> next_exponent) {
+            exponent = value.lo;
+            next_exponent = value.hi;
+        }
+    };
+    Register<bit<8>, bit<32>>(GRID_COPIES) copy_flags;
+    RegisterAction<bit<8>, bit<32>, bit<8>>(copy_flags) flags_first = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            value = hdr.grid.flags & GRID_FLAG_CONGESTION;
+            rv = value;
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(copy_flags) flags_or = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            value = value | (hdr.grid.flags & GRID_FLAG_CONGESTION);
+            rv = value;
+        }
+    };
+    RegisterAction<bit<8>, bit<32>, bit<8>>(copy_flags) flags_read = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+        }
+    };
+    bit<8> copy_flag_bits = 0;
+
+    // The sums of the copy go out as a PARTIAL to the root.
+    action to_partial(bit<16> requester) {
+        hdr.grid.type = GRID_TYPE_PARTIAL;
+        hdr.grid.rank = requester;
+        hdr.grid.agg_node = meta.grid.root_node;
+        hdr.grid.path = meta.grid.to_root_label;
+        hdr.grid.next_path = 0;
+        hdr.grid.fan_in = meta.grid.root_fan_in;
+        hdr.ipv4.src = switch_ip;
+        hdr.ipv4.dst = meta.grid.root_ip;
+        hdr.ipv4.ttl = 64;
+        hdr.ethernet.src = switch_mac;
+        hdr.ethernet.dst = meta.grid.root_mac;
+        ig_tm_md.ucast_egress_port = (PortId_t)meta.grid.root_port;
+    }
+
+    apply {
+        meta.count = 0;
+        meta.drop = 0;
+        meta.copy_decision = COPY_NONE;
+        meta.bridge.setValid();
+        meta.bridge.pad = 0;
+        meta.bridge.replica = 0;
+        identity.apply();
+        if (!hdr.grid.isValid()) {
+            if (hdr.ipv4.isValid()) { ip_route.apply(); } else { drop_with(DROP_NO_ROUTE); }
+        } else if (hdr.grid.version != GRID_VERSION || hdr.grid.reserved != 0 ||
+                   hdr.grid.type == 0 || hdr.grid.type > GRID_TYPE_CONTROL ||
+                   (hdr.grid.flags & 0xE0) != 0 || hdr.grid.num_elements > 1024 ||
+                   hdr.udp.length != 42 + (hdr.grid.num_elements << 2)) {
+            drop_with(DROP_MALFORMED);
+        } else if (job.apply().hit) {
+            // ---- Stages 0-2: admission, then the addresses of the copy.
+            member.apply();
+            meta.tag = hdr.grid.op_seq[11:0] ++ hdr.grid.chunk[19:0];
+            if (hdr.grid.job_token != meta.grid.token) {
+                drop_with(DROP_BAD_TOKEN);
+            } else if (hdr.grid.agg_node != node_id) {
+                label_route.apply();
+            } else if (meta.grid.aggregate == 0 ||
+                       (hdr.grid.type != GRID_TYPE_DATA && hdr.grid.type != GRID_TYPE_RESULT)) {
+                drop_with(DROP_NOT_FOR_US);
+            } else if (hdr.grid.type == GRID_TYPE_RESULT) {
+                if (hdr.grid.rank == GRID_ALL_RANKS) {
+                    ig_tm_md.mcast_grp_a = meta.grid.mcast_group;
+                    meta.bridge.replica = 1;
+                } else if (meta.grid.member == 1) {
+                    hdr.ipv4.src = switch_ip;
+                    hdr.ipv4.dst = member_ip;
+                    hdr.ipv4.ttl = 64;
+                    hdr.ethernet.src = switch_mac;
+                    hdr.ethernet.dst = member_mac;
+                    hdr.grid.path = result_label;
+                    ig_tm_md.ucast_egress_port = member_port;
+                } else {
+                    drop_with(DROP_NOT_MEMBER);
+                }
+            } else if (meta.grid.member == 0) {
+                drop_with(DROP_NOT_MEMBER);
+            } else if (hdr.grid.fan_in != meta.grid.fan_in) {
+                drop_with(DROP_BAD_FAN_IN);
+            } else if ((bit<32>)hdr.grid.slot >= meta.grid.slots) {
+                drop_with(DROP_BAD_SLOT);
+            } else if (hdr.grid.num_elements != GRID_ELEMENTS || !hdr.payload.isValid()) {
+                drop_with(DROP_BAD_LENGTH);
+            } else {
+                meta.slot_abs = meta.grid.slot_base + (bit<32>)hdr.grid.slot;
+                meta.grid.copy_index = meta.slot_abs[30:0] ++ hdr.grid.flags[3:3];
+                meta.member_index = meta.slot_abs[25:0] ++ hdr.grid.flags[3:3] ++ meta.bit_index;
+
+                // ---- Stages 3-4: duplicate / late check, then the copy's decision.
+                meta.member_state = member_check.execute(meta.member_index);
+                if (meta.member_state == MEMBER_NEW) {
+                    meta.copy_decision = copy_contribute.execute(meta.grid.copy_index,
+                                                                 meta.remaining);
+                } else if (meta.member_state == MEMBER_DUP) {
+                    meta.copy_decision = copy_peek.execute(meta.grid.copy_index, meta.remaining);
+                } else {
+                    meta.copy_decision = COPY_STALE;
+                }
+
+                // ---- Stages 5-12: values.
+#define APPLY_VALUE(i) v##i##_table.apply();
+                FOR_PAIRS(APPLY_VALUE)
+
+                // ---- Stage 13: exponents and flags.
+                if (meta.copy_decision == COPY_FIRST) {
+                    hdr.grid.exponent = exponents_first.execute(meta.grid.copy_index,
+                                                                hdr.grid.next_exponent);
+                    copy_flag_bits = flags_first.execute(meta.grid.copy_index);
+                } else if (meta.copy_decision == COPY_ADD) {
+                    hdr.grid.exponent = exponents_max.execute(meta.grid.copy_index,
+                                                              hdr.grid.next_exponent);
+                    copy_flag_bits = flags_or.execute(meta.grid.copy_index);
+                } else if (meta.copy_decision == COPY_RESEND) {
+                    hdr.grid.exponent = exponents_read.execute(meta.grid.copy_index,
+                                                               hdr.grid.next_exponent);
+                    copy_flag_bits = flags_read.execute(meta.grid.copy_index);
+                }
+
+                // ---- Stage 14: what leaves.
+                if ((meta.copy_decision == COPY_FIRST || meta.copy_decision == COPY_ADD) &&
+                    meta.remaining == 0) {
+                    // Complete: the payload holds the sums and leaves as the partial.
+                    hdr.grid.flags = (hdr.grid.flags & GRID_FLAG_COPY) | copy_flag_bits;
+                    to_partial(GRID_ALL_RANKS);
+                } else if (meta.copy_decision == COPY_FIRST || meta.copy_decision == COPY_ADD) {
+                    ig_dprsr_md.drop_ctl = 1;   // consumed into the copy
+                } else if (meta.copy_decision == COPY_RESEND) {
+                    hdr.grid.flags = (hdr.grid.flags & GRID_FLAG_COPY) | copy_flag_bits |
+                                     GRID_FLAG_RETRANSMIT;
+                    to_partial(hdr.grid.rank);
+                } else if (meta.copy_decision == COPY_WAIT) {
+                    drop_with(DROP_DUPLICATE);
+                } else if (meta.copy_decision == COPY_STALE) {
+                    drop_with(DROP_STALE);
+                } else {
+                    // Collision: the packet turns into a SIGNAL back to its sender.
+                    meta.count = 1;
+                    meta.drop_reason = DROP_COLLISION;
+                    hdr.grid.type = GRID_TYPE_SIGNAL;
+                    hdr.grid.flags = GRID_FLAG_COLLISION | (hdr.grid.flags & GRID_FLAG_COPY);
+                    hdr.grid.agg_node = node_id;
+                    hdr.grid.path = result_label;
+                    hdr.grid.num_elements = 0;
+                    hdr.payload.setInvalid();
+                    hdr.udp.length = 42;
+                    hdr.ipv4.total_length = 62;
+                    hdr.ipv4.dst = hdr.ipv4.src;
+                    hdr.ipv4.src = switch_ip;
+                    hdr.ipv4.ttl = 64;
+                    hdr.ethernet.src = switch_mac;
+                    hdr.ethernet.dst = member_mac;
+                    ig_tm_md.ucast_egress_port = member_port;
+                }
+            }
+        }
+        if (meta.count == 1) { drops.count(meta.drop_reason); }
+        if (meta.drop == 1) { ig_dprsr_md.drop_ctl = 1; }
+    }
+}
+
+control GridIngressDeparser(packet_out pkt, inout headers_t hdr, in tna_meta_t meta,
+                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Checksum() ipv4_checksum;
+    apply {
+        if (hdr.ipv4.isValid()) {
+            hdr.ipv4.checksum = ipv4_checksum.update({
+                hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length,
+                hdr.ipv4.identification, hdr.ipv4.flags_fragment, hdr.ipv4.ttl,
+                hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst });
+        }
+        pkt.emit(meta.bridge);
+        pkt.emit(hdr);
+    }
+}
+
+// ---------------------------------------------------------------- egress
+
+parser GridEgressParser(packet_in pkt, out egress_headers_t hdr, out egress_meta_t meta,
+                        out egress_intrinsic_metadata_t eg_intr_md) {
+    state start {
+        pkt.extract(eg_intr_md);
+        pkt.extract(hdr.bridge);
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.version_ihl, hdr.ipv4.flags_fragment[13:0],
+                          hdr.ipv4.protocol) {
+            (0x45, 0, IP_PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.dst_port) {
+            GRID_UDP_PORT_BASE &&& GRID_UDP_PORT_MASK: parse_grid;
+            default: accept;
+        }
+    }
+    state parse_grid {
+        pkt.extract(hdr.grid);
+        transition accept;
+    }
+}
+
+control GridEgress(inout egress_headers_t hdr, inout egress_meta_t meta,
+                   in egress_intrinsic_metadata_t eg_intr_md,
+                   in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    bit<32> switch_ip = 0;
+    bit<48> switch_mac = 0;
+    bit<19> congestion_threshold = 64;
+
+    action set_egress_identity(bit<32> ip, bit<48> mac, bit<19> threshold) {
+        switch_ip = ip;
+        switch_mac = mac;
+        congestion_threshold = threshold;
+    }
+    table egress_identity {
+        actions = { set_egress_identity; }
+        default_action = set_egress_identity(0, 0, 64);
+    }
+
+    // A multicast replica of a RESULT, readdressed to the member that the
+    // replication id (the member's bit) names. The key keeps v1model's name
+    // so one entry file feeds both programs.
+    action set_replica(bit<16> rank, bit<32> ip, bit<48> mac, bit<16> label) {
+        hdr.grid.rank = rank;
+        hdr.grid.path = label;
+        hdr.ipv4.src = switch_ip;
+        hdr.ipv4.dst = ip;
+        hdr.ipv4.ttl = 64;
+        hdr.ethernet.src = switch_mac;
+        hdr.ethernet.dst = mac;
+    }
+    table replica {
+        key = {
+            hdr.grid.job_id: exact;
+            eg_intr_md.egress_rid: exact @name("standard_metadata.egress_rid");
+        }
+        actions = { set_replica; NoAction; }
+        default_action = NoAction();
+        size = 65536;
+    }
+
+    apply {
+        egress_identity.apply();
+        if (hdr.grid.isValid()) {
+            if (hdr.bridge.replica == 1) { replica.apply(); }
+            if (eg_intr_md.enq_qdepth > congestion_threshold) {
+                hdr.grid.flags = hdr.grid.flags | GRID_FLAG_CONGESTION;
+            }
+        }
+    }
+}
+
+control GridEgressDeparser(packet_out pkt, inout egress_headers_t hdr, in egress_meta_t meta,
+                           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_checksum;
+    apply {
+        if (hdr.ipv4.isValid()) {
+            hdr.ipv4.checksum = ipv4_checksum.update({
+                hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length,
+                hdr.ipv4.identification, hdr.ipv4.flags_fragment, hdr.ipv4.ttl,
+                hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst });
+        }
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.udp);
+        pkt.emit(hdr.grid);
+    }
+}
+
+Pipeline(GridIngressParser(), GridIngress(), GridIngressDeparser(),
+         GridEgressParser(), GridEgress(), GridEgressDeparser()) pipe;
+
+Switch(pipe) main;
