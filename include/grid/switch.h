@@ -84,12 +84,12 @@ absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text);
 // The same table entries for the P4 programs, as P4Runtime-style JSON: table
 // name, exact-match fields, action and parameters, plus the multicast groups
 // (docs/switch.md, "P4"). The P4 targets aggregate only 64-element packets
-// and take at most 32 members per job (a 32-bit bitmap) and 2048 slots per
+// and take at most 32 members per job (a 32-bit bitmap) and 1024 slots per
 // switch (the Tofino program's slot memory): a config beyond that is an error
 // naming the job.
 absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& config);
 inline constexpr int kP4MaxMembers = 32;
-inline constexpr int kP4MaxSlots = 2048;
+inline constexpr int kP4MaxSlots = 1024;
 
 std::string IpToString(uint32_t ip);
 absl::StatusOr<uint32_t> ParseIp(std::string_view text);

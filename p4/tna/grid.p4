@@ -20,7 +20,7 @@
 //   that detects duplicates and late packets, and a per-copy {chunk tag,
 //   remaining} pair that decides first / add / complete / collision. Then
 //   one pair SALU for the two exponents and one for the flags.
-// - 36 SALUs in all, in 12 of Tofino 2's 20 stages (4 SALUs per stage).
+// - 36 SALUs in all, in 15 of Tofino 2's 20 stages (4 SALUs per stage).
 #include <core.p4>
 #include <t2na.p4>
 
@@ -28,11 +28,12 @@
 #include "headers.p4"
 #include "parser.p4"
 
-// Copies of slot memory (2 per slot, so 2048 slots: sw::kP4MaxSlots). The
-// member register holds 32 words per copy and is the one that bounds this:
-// 4096 copies x 32 x 32 bits = 4 Mbit, 32 of a stage's 128-Kbit RAMs.
-#define GRID_COPIES 4096
-#define GRID_MEMBER_WORDS 131072
+// Copies of slot memory (2 per slot, so 1024 slots: sw::kP4MaxSlots). The
+// member register holds a 64-bit cell per copy and member and is the one that
+// bounds this: 2048 copies x 32 x 64 bits = 4 Mbit, 32 of a stage's 128-Kbit
+// RAMs.
+#define GRID_COPIES 2048
+#define GRID_MEMBER_WORDS 65536
 
 #define FOR_PAIRS(M) \
     M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15) \
@@ -53,9 +54,8 @@ const bit<4> DROP_NOT_FOR_US  = 10;
 const bit<4> DROP_STALE       = 11;
 
 // What the member register says about the sender and this copy.
-const bit<8> MEMBER_NEW = 0;   // the sender has not contributed this chunk here
-const bit<8> MEMBER_DUP = 1;   // it has: a retransmission
-const bit<8> MEMBER_OLD = 2;   // the sender has moved past this chunk: a late packet
+const bit<8> MEMBER_NEW  = 0;  // the sender has not contributed this chunk here
+const bit<8> MEMBER_SEEN = 1;  // it has, or a later one: copy_peek tells which
 
 // What the copy register decides.
 const bit<8> COPY_NONE      = 0;   // not run
@@ -82,6 +82,13 @@ header bridge_h {
     bit<1> replica;
 }
 
+// member_last's cell: registers start zeroed, so `seen` tells a member that
+// never contributed here from one whose last tag happens to be 0.
+struct member_cell_t {
+    bit<32> tag;
+    bit<32> seen;
+}
+
 struct pair8_t {
     bit<8> lo;
     bit<8> hi;
@@ -94,6 +101,8 @@ struct tna_meta_t {
     bit<32> slot_abs;        // slot_base + slot
     bit<32> member_index;    // (copy index << 5) | member bit
     bit<32> fan_in_minus_1;
+    bit<16> udp_excess;      // udp.length - 4 * num_elements: 42 when consistent
+    bit<32> slot_room;       // slots - slot - 1: negative when slot >= slots
     bit<8>  member_state;
     bit<8>  copy_decision;
     bit<8>  remaining;       // at most 31: fan_in <= 32 here
@@ -160,6 +169,7 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         default_action = set_identity(0, 0, 0);
     }
 
+    // The TTL was checked (> 1) before the route tables run.
     action set_nhop(PortId_t port, bit<48> mac) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.src = switch_mac;
@@ -229,46 +239,48 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
     }
 
     // ---- Stage 3: has this member contributed this chunk to this copy?
-    // One word per (copy, member): the tag of the last chunk the member
-    // added here. Serial-number order (RFC 1982) on the 32-bit tag.
-    Register<bit<32>, bit<32>>(GRID_MEMBER_WORDS, 0) member_last;
-    RegisterAction<bit<32>, bit<32>, bit<8>>(member_last) member_check = {
-        void apply(inout bit<32> value, out bit<8> rv) {
-            int<32> delta = (int<32>)(meta.tag - value);
-            if (delta > 0) {
-                value = meta.tag;
+    // One cell per (copy, member): the tag of the last chunk the member
+    // added here. Serial-number order (RFC 1982) on the 32-bit tag. A packet
+    // that is not newer is a retransmission or a late packet; copy_peek
+    // tells them apart by the copy's own tag.
+    Register<member_cell_t, bit<32>>(GRID_MEMBER_WORDS, {0, 0}) member_last;
+    RegisterAction<member_cell_t, bit<32>, bit<8>>(member_last) member_check = {
+        void apply(inout member_cell_t value, out bit<8> rv) {
+            if (value.seen == 0 || (int<32>)(meta.tag - value.tag) > 0) {
+                value.tag = meta.tag;
+                value.seen = 1;
                 rv = MEMBER_NEW;
-            } else if (delta == 0) {
-                rv = MEMBER_DUP;
             } else {
-                rv = MEMBER_OLD;
+                rv = MEMBER_SEEN;
             }
         }
     };
 
     // ---- Stage 4: the copy's chunk and how many contributions are missing.
     // `remaining` starts at fan_in - 1 on the first contribution, so 0 means
-    // idle or complete and a copy completes when it reaches 0.
+    // idle or complete and a copy completes when it reaches 0. A new member's
+    // packet never meets its own chunk complete (completion needed it), so a
+    // free copy always takes it as the first contribution, whatever the tag:
+    // zeroed registers need no initialization.
     Register<copy_state_t, bit<32>>(GRID_COPIES, {0, 0}) copy_state;
     // A contribution the member register found new.
     RegisterAction<copy_state_t, bit<32>, bit<8>>(copy_state) copy_contribute = {
         void apply(inout copy_state_t value, out bit<8> decision, out bit<8> remaining) {
-            if (value.tag == meta.tag && value.remaining != 0) {
-                value.remaining = value.remaining - 1;
-                decision = COPY_ADD;
-            } else if (value.tag != meta.tag && value.remaining == 0) {
+            if (value.remaining == 0) {
                 value.tag = meta.tag;
                 value.remaining = meta.fan_in_minus_1;
                 decision = COPY_FIRST;
-            } else if (value.tag != meta.tag) {
-                decision = COPY_COLLISION;
+            } else if (value.tag == meta.tag) {
+                value.remaining = value.remaining - 1;
+                decision = COPY_ADD;
             } else {
-                decision = COPY_STALE;
+                decision = COPY_COLLISION;
             }
             remaining = (bit<8>)value.remaining;
         }
     };
-    // A retransmission (the member register found it already counted).
+    // A retransmission (the member register found it already counted), or a
+    // late packet of a chunk the copy has moved past.
     RegisterAction<copy_state_t, bit<32>, bit<8>>(copy_state) copy_peek = {
         void apply(inout copy_state_t value, out bit<8> decision, out bit<8> remaining) {
             if (value.tag == meta.tag && value.remaining == 0) {
@@ -373,6 +385,7 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         hdr.ipv4.src = switch_ip;
         hdr.ipv4.dst = meta.grid.root_ip;
         hdr.ipv4.ttl = 64;
+        hdr.udp.src_port = GRID_UDP_PORT_BASE;
         hdr.ethernet.src = switch_mac;
         hdr.ethernet.dst = meta.grid.root_mac;
         ig_tm_md.ucast_egress_port = (PortId_t)meta.grid.root_port;
@@ -386,17 +399,28 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         meta.bridge.pad = 0;
         meta.bridge.replica = 0;
         identity.apply();
+        // Arithmetic first, so that the conditions below only compare.
+        meta.udp_excess = hdr.udp.length - (hdr.grid.num_elements << 2);
         if (!hdr.grid.isValid()) {
-            if (hdr.ipv4.isValid()) { ip_route.apply(); } else { drop_with(DROP_NO_ROUTE); }
+            // Plain IPv4 forwarding, without options (the checksum is
+            // recomputed over a 20-byte header) and while the TTL lasts.
+            if (hdr.ipv4.isValid() && hdr.ipv4.version_ihl == 0x45 && hdr.ipv4.ttl > 1) {
+                ip_route.apply();
+            } else {
+                drop_with(DROP_NO_ROUTE);
+            }
         } else if (hdr.grid.version != GRID_VERSION || hdr.grid.reserved != 0 ||
                    hdr.grid.type == 0 || hdr.grid.type > GRID_TYPE_CONTROL ||
                    (hdr.grid.flags & 0xE0) != 0 || hdr.grid.num_elements > 1024 ||
-                   hdr.udp.length != 42 + (hdr.grid.num_elements << 2)) {
+                   meta.udp_excess != 42) {
             drop_with(DROP_MALFORMED);
+        } else if (hdr.ipv4.ttl <= 1 && hdr.grid.agg_node != node_id) {
+            drop_with(DROP_NO_ROUTE);  // a forward whose TTL ran out
         } else if (job.apply().hit) {
             // ---- Stages 0-2: admission, then the addresses of the copy.
             member.apply();
             meta.tag = hdr.grid.op_seq[11:0] ++ hdr.grid.chunk[19:0];
+            meta.slot_room = meta.grid.slots - (bit<32>)hdr.grid.slot - 1;
             if (hdr.grid.job_token != meta.grid.token) {
                 drop_with(DROP_BAD_TOKEN);
             } else if (hdr.grid.agg_node != node_id) {
@@ -423,7 +447,7 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                 drop_with(DROP_NOT_MEMBER);
             } else if (hdr.grid.fan_in != meta.grid.fan_in) {
                 drop_with(DROP_BAD_FAN_IN);
-            } else if ((bit<32>)hdr.grid.slot >= meta.grid.slots) {
+            } else if (meta.slot_room[31:31] == 1) {
                 drop_with(DROP_BAD_SLOT);
             } else if (hdr.grid.num_elements != GRID_ELEMENTS || !hdr.payload.isValid()) {
                 drop_with(DROP_BAD_LENGTH);
@@ -437,10 +461,8 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                 if (meta.member_state == MEMBER_NEW) {
                     meta.copy_decision = copy_contribute.execute(meta.grid.copy_index,
                                                                  meta.remaining);
-                } else if (meta.member_state == MEMBER_DUP) {
-                    meta.copy_decision = copy_peek.execute(meta.grid.copy_index, meta.remaining);
                 } else {
-                    meta.copy_decision = COPY_STALE;
+                    meta.copy_decision = copy_peek.execute(meta.grid.copy_index, meta.remaining);
                 }
 
                 // ---- Stages 5-12: values.
@@ -487,6 +509,9 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                     hdr.grid.agg_node = node_id;
                     hdr.grid.path = result_label;
                     hdr.grid.num_elements = 0;
+                    hdr.grid.exponent = 0;
+                    hdr.grid.next_exponent = 0;
+                    hdr.udp.src_port = GRID_UDP_PORT_BASE;
                     hdr.payload.setInvalid();
                     hdr.udp.length = 42;
                     hdr.ipv4.total_length = 62;
@@ -508,7 +533,7 @@ control GridIngressDeparser(packet_out pkt, inout headers_t hdr, in tna_meta_t m
                             in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_checksum;
     apply {
-        if (hdr.ipv4.isValid()) {
+        if (hdr.ipv4.isValid() && hdr.ipv4.version_ihl == 0x45) {
             hdr.ipv4.checksum = ipv4_checksum.update({
                 hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length,
                 hdr.ipv4.identification, hdr.ipv4.flags_fragment, hdr.ipv4.ttl,
@@ -560,6 +585,8 @@ control GridEgress(inout egress_headers_t hdr, inout egress_meta_t meta,
                    inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     bit<32> switch_ip = 0;
     bit<48> switch_mac = 0;
+    // In queue cells (80 bytes on Tofino 2), not packets: the control plane
+    // scales the table file's packet threshold by the cells a packet takes.
     bit<19> congestion_threshold = 64;
 
     action set_egress_identity(bit<32> ip, bit<48> mac, bit<19> threshold) {
@@ -598,7 +625,7 @@ control GridEgress(inout egress_headers_t hdr, inout egress_meta_t meta,
         egress_identity.apply();
         if (hdr.grid.isValid()) {
             if (hdr.bridge.replica == 1) { replica.apply(); }
-            if (eg_intr_md.enq_qdepth > congestion_threshold) {
+            if (hdr.grid.type != GRID_TYPE_SIGNAL && eg_intr_md.enq_qdepth > congestion_threshold) {
                 hdr.grid.flags = hdr.grid.flags | GRID_FLAG_CONGESTION;
             }
         }
@@ -609,7 +636,7 @@ control GridEgressDeparser(packet_out pkt, inout egress_headers_t hdr, in egress
                            in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     Checksum() ipv4_checksum;
     apply {
-        if (hdr.ipv4.isValid()) {
+        if (hdr.ipv4.isValid() && hdr.ipv4.version_ihl == 0x45) {
             hdr.ipv4.checksum = ipv4_checksum.update({
                 hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length,
                 hdr.ipv4.identification, hdr.ipv4.flags_fragment, hdr.ipv4.ttl,

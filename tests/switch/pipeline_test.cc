@@ -386,10 +386,10 @@ TEST(SwitchConfig, P4Entries) {
   Job small = testing::MakeJob("testbed", "switchml", 8, 1, 8, 4);
   EXPECT_THAT(ConfigToP4Entries(small.configs.at(small.node("S2"))).status().message(),
               HasSubstr("aggregate 64 elements per packet, not 4"));
-  // ... and 2048 slots, and member bits 0-31.
+  // ... and 1024 slots, and member bits 0-31.
   SwitchConfig big = s2;
   big.jobs.begin()->second.aggregate->slot_base = kP4MaxSlots - 10;
-  EXPECT_THAT(ConfigToP4Entries(big).status().message(), HasSubstr("the P4 targets have 2048"));
+  EXPECT_THAT(ConfigToP4Entries(big).status().message(), HasSubstr("the P4 targets have 1024"));
   SwitchConfig high_bit = s2;
   high_bit.jobs.begin()->second.aggregate->members[0].bit = 40;
   EXPECT_THAT(ConfigToP4Entries(high_bit).status().message(), HasSubstr("bit 40"));
