@@ -1,11 +1,12 @@
 // Control plane glue: turns a plan into what each component is configured
-// with. For now, the switch table entries (docs/switch.md); worker configs come
-// with the worker library.
+// with: the switch table entries (docs/switch.md), and the worker and root
+// configs the engines run with (docs/worker.md).
 #ifndef GRID_CONTROL_H_
 #define GRID_CONTROL_H_
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "grid/planner.h"
@@ -35,6 +36,55 @@ struct JobParams {
 //   way to the root.
 absl::StatusOr<std::map<topology::NodeId, sw::SwitchConfig>> BuildSwitchConfigs(
     const topology::Topology& topology, const planner::Plan& plan, const JobParams& job);
+
+// What a worker needs to put its chunks on the wire: where its DATA goes
+// (the plan's aggregation node and path), with which fan-in, and its pool.
+struct WorkerConfig {
+  uint16_t job_id = 0;
+  uint32_t token = 0;
+  uint16_t rank = 0;
+  uint16_t world = 0;
+  topology::NodeId node = topology::kNoNode;        // the worker's host
+  topology::NodeId aggregator = topology::kNoNode;  // a switch, or the root
+  topology::NodeId root = topology::kNoNode;
+  uint16_t up_label = 0;   // DATA's path label
+  uint16_t next_path = 0;  // the aggregator's path on to the root (0 if direct)
+  uint16_t fan_in = 0;     // contributions the aggregator expects
+  uint32_t slots = 0;      // pool size P
+  uint16_t elements = 0;   // elements per packet
+  uint32_t ip = 0;         // this host
+  uint32_t aggregator_ip = 0;
+  wire::MacAddress mac{};
+  wire::MacAddress next_hop_mac{};  // the first hop of the uplink
+};
+
+// What the root needs to complete chunks: its contributors (one bit each)
+// and how to send each its result.
+struct RootConfig {
+  struct Contributor {
+    topology::NodeId node = topology::kNoNode;  // a switch, or a direct worker's host
+    bool is_switch = false;
+    uint16_t rank = 0;          // direct workers: the rank
+    uint16_t result_label = 0;  // the path RESULT copies take to it
+    uint32_t ip = 0;
+    wire::MacAddress next_hop_mac{};  // the first hop of that path
+  };
+  uint16_t job_id = 0;
+  uint32_t token = 0;
+  uint16_t world = 0;
+  topology::NodeId node = topology::kNoNode;
+  uint32_t slots = 0;
+  uint16_t elements = 0;
+  uint32_t ip = 0;
+  wire::MacAddress mac{};
+  std::vector<Contributor> contributors;  // index = contributor bit
+};
+
+absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topology,
+                                                             const planner::Plan& plan,
+                                                             const JobParams& job);
+absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topology,
+                                           const planner::Plan& plan, const JobParams& job);
 
 }  // namespace grid::control
 

@@ -252,6 +252,15 @@ absl::StatusOr<size_t> WriteFrameHeaders(const FrameAddress& address, const Head
 absl::StatusOr<size_t> EncodeFrame(const FrameAddress& address, const Header& header,
                                    absl::Span<const uint8_t> payload, absl::Span<uint8_t> out);
 
+// The order of two chunk identities, as every aggregation node compares
+// them: op_seq in serial-number order (RFC 1982), then chunk. 1 if a is
+// newer, -1 if older, 0 if the same chunk.
+constexpr int CompareChunk(uint32_t op_a, uint32_t chunk_a, uint32_t op_b, uint32_t chunk_b) {
+  if (op_a != op_b) return static_cast<int32_t>(op_a - op_b) > 0 ? 1 : -1;
+  if (chunk_a != chunk_b) return chunk_a > chunk_b ? 1 : -1;
+  return 0;
+}
+
 // RFC 1071 checksum of an IPv4 header without options.
 uint16_t Ipv4Checksum(const Ipv4Header& header);
 

@@ -51,13 +51,6 @@ void RewriteMacs(uint8_t* frame, const wire::MacAddress& dst, const wire::MacAdd
   std::memcpy(frame + offsetof(wire::EthernetHeader, src), src.data(), src.size());
 }
 
-// Serial-number order of chunk identities (RFC 1982 on op_seq), so a late
-// packet of an old chunk is told from the next chunk through the same copy.
-int CompareChunk(uint32_t op_a, uint32_t chunk_a, uint32_t op_b, uint32_t chunk_b) {
-  if (op_a != op_b) return static_cast<int32_t>(op_a - op_b) > 0 ? 1 : -1;
-  if (chunk_a != chunk_b) return chunk_a > chunk_b ? 1 : -1;
-  return 0;
-}
 
 }  // namespace
 
@@ -294,7 +287,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
   int32_t* values = state.values.data() + size_t{copy_index} * agg.elements;
   const int bit = bit_plus_one - 1;
   const uint64_t mask = uint64_t{1} << (bit % 64);
-  const int order = c.count == 0 ? 1 : CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk);
+  const int order = c.count == 0 ? 1 : wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk);
   if (order < 0) {
     // A late packet of a chunk this copy has moved past: its result is out.
     DropPacket(static_cast<int>(Drop::kStale));

@@ -1,0 +1,140 @@
+// grid::Communicator: allreduce through in-network aggregation.
+//
+// A communicator is one rank of one job. Its chunks go to the aggregation
+// switch and along the path that the job's plan chose, the switches sum them,
+// the root completes the sums, and the results come back to every rank
+// (docs/worker.md). Every operation has a timeout and ends in a Status; a
+// lost, duplicated or reordered packet never changes a result.
+//
+//   auto comm = grid::Communicator::Create(worker_config, std::move(transport), {});
+//   absl::Status s = (*comm)->AllReduce(grads, grads, n, grid::DataType::kFloat32,
+//                                       grid::ReduceOp::kSum, {.average = true});
+#ifndef GRID_COMMUNICATOR_H_
+#define GRID_COMMUNICATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grid/control.h"
+#include "grid/transport.h"
+#include "grid/types.h"
+
+namespace grid {
+
+enum class ReduceOp : uint8_t { kSum = 0 };
+
+// Per operation.
+struct AllreduceOptions {
+  bool average = false;  // divide the sum by the world size
+  // 0: the communicator's default (CommunicatorOptions::timeout).
+  absl::Duration timeout = absl::ZeroDuration();
+};
+
+// The engine's tunables, in one place (docs/worker.md explains each).
+struct CommunicatorOptions {
+  absl::Duration timeout = absl::Seconds(30);  // default per operation
+  // In-flight chunks: at most the pool size P. 0 = P. The window then
+  // adapts (AIMD) between 1 and this.
+  uint32_t window = 0;
+  // Loss recovery: a chunk whose result has not come back after `rto` is
+  // sent again, then after 2x, 4x ... up to `max_rto`. A periodic scan of
+  // the in-flight slots finds them; there is no timer per packet.
+  absl::Duration rto = absl::Milliseconds(20);
+  absl::Duration max_rto = absl::Milliseconds(500);
+  absl::Duration scan_interval = absl::Milliseconds(1);
+  // Operations of at most this many bytes that are queued together travel as
+  // one (fusion). 0 disables fusion.
+  size_t fusion_bytes = 64 * 1024;
+  size_t batch = 32;  // frames per transport call
+};
+
+struct CommunicatorStats {
+  uint64_t operations = 0;
+  uint64_t fused_operations = 0;  // operations that travelled with others
+  uint64_t packets_sent = 0;
+  uint64_t packets_received = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t retransmissions = 0;
+  uint64_t timeouts = 0;
+  uint64_t congestion_signals = 0;  // results or signals that carried CONGESTION
+  uint64_t collisions = 0;          // SIGNALs with COLLISION
+  uint64_t duplicate_results = 0;   // results for chunks already done (ignored)
+  uint64_t malformed = 0;           // frames dropped by the parser
+  absl::Duration operation_time;    // summed over completed operations
+};
+
+namespace internal {
+struct OpState;
+}
+
+// The handle of an operation in flight.
+class Work {
+ public:
+  explicit Work(std::shared_ptr<internal::OpState> state) : state_(std::move(state)) {}
+  // True once the operation has ended (successfully or not).
+  bool Test() const;
+  // Waits for the end. A wait that times out returns DeadlineExceeded and
+  // leaves the operation running (its own timeout still ends it).
+  absl::Status Wait(absl::Duration timeout = absl::InfiniteDuration()) const;
+  // From submission to the end; zero while running.
+  absl::Duration elapsed() const;
+
+ private:
+  std::shared_ptr<internal::OpState> state_;
+};
+
+class Communicator {
+ public:
+  // A rank of a job whose plan is already known: `config` says where its
+  // chunks go (control::BuildWorkerConfigs), `transport` carries them.
+  static absl::StatusOr<std::unique_ptr<Communicator>> Create(const control::WorkerConfig& config,
+                                                              std::unique_ptr<Transport> transport,
+                                                              CommunicatorOptions options = {});
+
+  ~Communicator();  // Shutdown()
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  // Sums `count` elements of every rank's `send` into every rank's `recv`.
+  // send == recv works in place. Every rank must issue the same operations
+  // in the same order.
+  absl::Status AllReduce(const void* send, void* recv, size_t count, DataType type,
+                         ReduceOp op = ReduceOp::kSum, const AllreduceOptions& options = {});
+  // The same, returning at once. The buffers must stay valid until the end.
+  absl::StatusOr<Work> AllReduceAsync(const void* send, void* recv, size_t count, DataType type,
+                                      ReduceOp op = ReduceOp::kSum,
+                                      const AllreduceOptions& options = {});
+
+  // Fusion: the operations issued between GroupStart and GroupEnd (async
+  // ones) are handed over together, and consecutive small ones of one type
+  // travel as one (CommunicatorOptions::fusion_bytes). Every rank must group
+  // the same operations, so fusion is decided by the program, never by
+  // timing.
+  absl::Status GroupStart();
+  absl::Status GroupEnd();
+
+  // Ends every operation in flight with `reason` (Aborted) and refuses new
+  // ones. Other ranks then fail their operations by timeout.
+  void Abort(absl::Status reason = absl::AbortedError("aborted"));
+  // Waits (at most `timeout`) for the operations in flight, then stops the
+  // progress thread. Operations still running end as Cancelled.
+  absl::Status Shutdown(absl::Duration timeout = absl::Seconds(10));
+
+  int rank() const;
+  int world_size() const;
+  CommunicatorStats stats() const;
+
+ private:
+  class Impl;
+  explicit Communicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grid
+
+#endif  // GRID_COMMUNICATOR_H_

@@ -1,0 +1,289 @@
+#include "grid/communicator.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "worker/engine.h"
+#include "worker/op_state.h"
+
+namespace grid {
+
+using internal::OpState;
+
+bool Work::Test() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->done;
+}
+
+absl::Status Work::Wait(absl::Duration timeout) const {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  const auto done = [&] { return state_->done; };
+  if (timeout == absl::InfiniteDuration()) {
+    state_->cv.wait(lock, done);
+  } else if (!state_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), done)) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "allreduce %d still running after waiting %s", state_->id, absl::FormatDuration(timeout)));
+  }
+  return state_->status;
+}
+
+absl::Duration Work::elapsed() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->elapsed;
+}
+
+class Communicator::Impl {
+ public:
+  Impl(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
+       CommunicatorOptions options)
+      : config_(config),
+        transport_(std::move(transport)),
+        options_(options),
+        engine_(config, transport_.get(), options) {
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  ~Impl() { (void)Shutdown(absl::Seconds(10)); }
+
+  absl::StatusOr<std::shared_ptr<OpState>> Submit(const void* send, void* recv, size_t count,
+                                                  DataType type, ReduceOp op,
+                                                  const AllreduceOptions& o) {
+    if (op != ReduceOp::kSum) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: reduce op %d is not supported (sum only)", config_.rank, static_cast<int>(op)));
+    }
+    if (DataTypeSize(type) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("rank %d: unknown data type %d", config_.rank, static_cast<int>(type)));
+    }
+    if (count > 0 && (send == nullptr || recv == nullptr)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: allreduce of %d elements with a null buffer", config_.rank, count));
+    }
+    const size_t bytes = count * DataTypeSize(type);
+    const auto* s = static_cast<const uint8_t*>(send);
+    auto* r = static_cast<uint8_t*>(recv);
+    if (count > 0 && s != r && s < r + bytes && r < s + bytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: send and recv overlap without being the same buffer", config_.rank));
+    }
+    auto state = std::make_shared<OpState>();
+    state->type = type;
+    state->average = o.average;
+    state->send = send;
+    state->recv = recv;
+    state->count = count;
+    state->submitted = absl::Now();
+    state->deadline =
+        state->submitted + (o.timeout > absl::ZeroDuration() ? o.timeout : options_.timeout);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!closed_.ok()) return closed_;
+    state->id = ++next_id_;
+    if (in_group_) {
+      group_.push_back(state);
+    } else {
+      auto wire = worker::PrepareWireOps({state}, config_.elements, config_.slots,
+                                         options_.fusion_bytes, op_seq_);
+      for (auto& w : wire) pending_.push_back(std::move(w));
+      cv_.notify_one();
+    }
+    return state;
+  }
+
+  absl::Status GroupStart() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_group_) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("rank %d: GroupStart inside a group", config_.rank));
+    }
+    in_group_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status GroupEnd() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!in_group_) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("rank %d: GroupEnd without GroupStart", config_.rank));
+    }
+    in_group_ = false;
+    // Fuse runs of one type; a type change starts a new run.
+    std::vector<std::shared_ptr<OpState>> run;
+    auto flush = [&] {
+      if (run.empty()) return;
+      size_t fused_before = pending_.size();
+      auto wire = worker::PrepareWireOps(run, config_.elements, config_.slots,
+                                         options_.fusion_bytes, op_seq_);
+      for (auto& w : wire) {
+        if (w->pieces.size() > 1) fused_ += w->pieces.size();
+        pending_.push_back(std::move(w));
+      }
+      (void)fused_before;
+      run.clear();
+    };
+    for (auto& op : group_) {
+      if (!run.empty() && run.back()->type != op->type) flush();
+      run.push_back(op);
+    }
+    flush();
+    group_.clear();
+    cv_.notify_one();
+    return absl::OkStatus();
+  }
+
+  void Abort(absl::Status reason) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_.ok()) closed_ = reason;
+    abort_ = std::move(reason);
+    cv_.notify_one();
+  }
+
+  absl::Status Shutdown(absl::Duration timeout) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!thread_.joinable()) return absl::OkStatus();
+      if (closed_.ok()) closed_ = absl::FailedPreconditionError("the communicator is shut down");
+      drain_deadline_ = absl::Now() + timeout;
+      stop_ = true;
+      cv_.notify_one();
+    }
+    thread_.join();
+    return absl::OkStatus();
+  }
+
+  CommunicatorStats stats() const {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    return stats_;
+  }
+
+  const control::WorkerConfig& config() const { return config_; }
+
+ private:
+  void Run() {
+    std::vector<std::unique_ptr<worker::WireOp>> incoming;
+    while (true) {
+      bool stopping = false;
+      absl::Status abort;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (pending_.empty() && engine_.Idle() && !stop_ && abort_.ok()) {
+          // Nothing to run: sleep until there is, but keep draining the
+          // transport now and then (late results, duplicates).
+          cv_.wait_for(lock, std::chrono::milliseconds(5));
+        }
+        incoming.swap(pending_);
+        stopping = stop_;
+        abort = abort_;
+        abort_ = absl::OkStatus();
+        engine_fused_ = fused_;
+      }
+      const absl::Time now = absl::Now();
+      if (!incoming.empty()) engine_.Submit(std::move(incoming));
+      incoming.clear();
+      if (!abort.ok()) engine_.FailAll(abort, now);
+      if (stopping && (engine_.Idle() || now >= drain_deadline_)) {
+        engine_.FailAll(absl::CancelledError("the communicator shut down"), now);
+        PublishStats();
+        return;
+      }
+      const bool any = engine_.Poll(now);
+      if (!engine_.failed().ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (closed_.ok()) closed_ = engine_.failed();
+      }
+      PublishStats();
+      if (!any && !engine_.Idle()) {
+        transport_->WaitReadable(std::min(options_.scan_interval, absl::Microseconds(200)));
+      }
+    }
+  }
+
+  void PublishStats() {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_ = engine_.stats();
+    stats_.fused_operations = engine_fused_;
+  }
+
+  const control::WorkerConfig config_;
+  std::unique_ptr<Transport> transport_;
+  const CommunicatorOptions options_;
+  worker::Engine engine_;  // progress thread only
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<worker::WireOp>> pending_;
+  std::vector<std::shared_ptr<OpState>> group_;
+  bool in_group_ = false;
+  uint64_t next_id_ = 0;
+  uint32_t op_seq_ = 0;
+  uint64_t fused_ = 0;
+  bool stop_ = false;
+  absl::Time drain_deadline_ = absl::InfiniteFuture();
+  absl::Status abort_;
+  absl::Status closed_;
+
+  uint64_t engine_fused_ = 0;
+  mutable std::mutex stats_mu_;
+  CommunicatorStats stats_;
+  std::thread thread_;
+};
+
+absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
+    const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
+    CommunicatorOptions options) {
+  if (transport == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat("rank %d: no transport", config.rank));
+  }
+  if (config.world == 0 || config.rank >= config.world) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("config: rank %d of world %d", config.rank, config.world));
+  }
+  if (config.slots == 0 || config.slots > 65536 || config.elements == 0 ||
+      config.elements > wire::kMaxElements || config.fan_in == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d config: slots %d, elements %d, fan_in %d: out of range",
+                        config.rank, config.slots, config.elements, config.fan_in));
+  }
+  if (options.rto <= absl::ZeroDuration() || options.max_rto < options.rto ||
+      options.scan_interval <= absl::ZeroDuration() || options.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d options: rto %s, max_rto %s, scan_interval %s and timeout %s must be positive "
+        "(max_rto >= rto)",
+        config.rank, absl::FormatDuration(options.rto), absl::FormatDuration(options.max_rto),
+        absl::FormatDuration(options.scan_interval), absl::FormatDuration(options.timeout)));
+  }
+  return std::unique_ptr<Communicator>(
+      new Communicator(std::make_unique<Impl>(config, std::move(transport), options)));
+}
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+
+absl::Status Communicator::AllReduce(const void* send, void* recv, size_t count, DataType type,
+                                     ReduceOp op, const AllreduceOptions& options) {
+  auto work = AllReduceAsync(send, recv, count, type, op, options);
+  if (!work.ok()) return work.status();
+  return work->Wait();
+}
+
+absl::StatusOr<Work> Communicator::AllReduceAsync(const void* send, void* recv, size_t count,
+                                                  DataType type, ReduceOp op,
+                                                  const AllreduceOptions& options) {
+  auto state = impl_->Submit(send, recv, count, type, op, options);
+  if (!state.ok()) return state.status();
+  return Work(*std::move(state));
+}
+
+absl::Status Communicator::GroupStart() { return impl_->GroupStart(); }
+absl::Status Communicator::GroupEnd() { return impl_->GroupEnd(); }
+void Communicator::Abort(absl::Status reason) { impl_->Abort(std::move(reason)); }
+absl::Status Communicator::Shutdown(absl::Duration timeout) { return impl_->Shutdown(timeout); }
+int Communicator::rank() const { return impl_->config().rank; }
+int Communicator::world_size() const { return impl_->config().world; }
+CommunicatorStats Communicator::stats() const { return impl_->stats(); }
+
+}  // namespace grid

@@ -1,0 +1,119 @@
+// Worker and root configs from a plan: the host side of the tables that
+// switch_tables.cc builds for the switches. Both files derive fan-ins and
+// labels the same way (planner::Aggregators, planner::LabelPaths), so a
+// worker's DATA always matches its aggregator's job entry.
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "grid/control.h"
+
+namespace grid::control {
+namespace {
+
+using topology::NodeId;
+
+uint16_t RootFanIn(const planner::Plan& plan, size_t aggregators) {
+  return static_cast<uint16_t>(
+      aggregators + std::count_if(plan.workers.begin(), plan.workers.end(),
+                                  [&](const auto& w) { return w.aggregator == plan.job.root; }));
+}
+
+absl::Status CheckJob(const topology::Topology& topo, const planner::Plan& plan,
+                      const JobParams& job) {
+  if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
+  if (plan.workers.size() > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("job %d: %d workers; ranks are 16 bits", job.job_id, plan.workers.size()));
+  }
+  if (job.slots == 0 || job.slots > 65536) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("job %d: slots = %d; the pool takes 1 to 65536", job.job_id, job.slots));
+  }
+  if (job.elements == 0 || job.elements > wire::kMaxElements) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("job %d: elements = %d; a packet takes 1 to %d", job.job_id, job.elements,
+                        wire::kMaxElements));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topo,
+                                                             const planner::Plan& plan,
+                                                             const JobParams& job) {
+  if (absl::Status s = CheckJob(topo, plan, job); !s.ok()) return s;
+  const planner::PathLabels labels = planner::LabelPaths(plan);
+  const auto aggregators = planner::Aggregators(plan);
+  const uint16_t root_fan_in = RootFanIn(plan, aggregators.size());
+  std::map<NodeId, uint16_t> members;
+  for (const planner::Aggregator& a : aggregators) {
+    members[a.node] = static_cast<uint16_t>(a.members.size());
+  }
+  std::vector<WorkerConfig> out;
+  for (size_t r = 0; r < plan.workers.size(); ++r) {
+    const planner::WorkerRoute& route = plan.workers[r];
+    WorkerConfig w;
+    w.job_id = job.job_id;
+    w.token = job.token;
+    w.rank = static_cast<uint16_t>(r);
+    w.world = static_cast<uint16_t>(plan.workers.size());
+    w.node = plan.job.workers[r];
+    w.aggregator = route.aggregator;
+    w.root = plan.job.root;
+    w.up_label = labels.up[r];
+    const bool direct = route.aggregator == plan.job.root;
+    w.next_path = direct ? 0 : labels.to_root.at(route.aggregator);
+    w.fan_in = direct ? root_fan_in : members.at(route.aggregator);
+    w.slots = job.slots;
+    w.elements = job.elements;
+    w.ip = NodeIp(w.node);
+    w.aggregator_ip = NodeIp(route.aggregator);
+    w.mac = NodeMac(w.node);
+    if (route.up.nodes.size() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("job %d rank %d: the uplink has no hop", job.job_id, r));
+    }
+    w.next_hop_mac = NodeMac(route.up.nodes[1]);
+    out.push_back(w);
+  }
+  return out;
+}
+
+absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
+                                           const planner::Plan& plan, const JobParams& job) {
+  if (absl::Status s = CheckJob(topo, plan, job); !s.ok()) return s;
+  const planner::PathLabels labels = planner::LabelPaths(plan);
+  RootConfig root;
+  root.job_id = job.job_id;
+  root.token = job.token;
+  root.world = static_cast<uint16_t>(plan.workers.size());
+  root.node = plan.job.root;
+  root.slots = job.slots;
+  root.elements = job.elements;
+  root.ip = NodeIp(root.node);
+  root.mac = NodeMac(root.node);
+  auto first_hop = [&](uint16_t label) { return NodeMac(labels.paths[label - 1].nodes.at(1)); };
+  for (const planner::Aggregator& a : planner::Aggregators(plan)) {
+    RootConfig::Contributor c;
+    c.node = a.node;
+    c.is_switch = true;
+    c.result_label = labels.from_root.at(a.node);
+    c.ip = NodeIp(a.node);
+    c.next_hop_mac = first_hop(c.result_label);
+    root.contributors.push_back(c);
+  }
+  for (size_t r = 0; r < plan.workers.size(); ++r) {
+    if (plan.workers[r].aggregator != plan.job.root) continue;
+    RootConfig::Contributor c;
+    c.node = plan.job.workers[r];
+    c.rank = static_cast<uint16_t>(r);
+    c.result_label = labels.result[r];
+    c.ip = NodeIp(c.node);
+    c.next_hop_mac = first_hop(c.result_label);
+    root.contributors.push_back(c);
+  }
+  return root;
+}
+
+}  // namespace grid::control

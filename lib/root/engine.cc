@@ -1,0 +1,161 @@
+#include "root/engine.h"
+
+#include <algorithm>
+
+#include "grid/numerics.h"
+#include "switch/elements.h"
+
+namespace grid::root {
+
+RootEngine::RootEngine(const control::RootConfig& config, Transport* transport, size_t batch)
+    : config_(config),
+      transport_(transport),
+      batch_(std::max<size_t>(1, batch)),
+      words_(static_cast<uint32_t>((config.contributors.size() + 63) / 64)),
+      copies_(size_t{2} * config.slots),
+      bitmaps_(size_t{2} * config.slots * words_),
+      sums_(size_t{2} * config.slots * config.elements),
+      by_rank_(config.world, -1),
+      tx_(batch_) {
+  for (size_t i = 0; i < config.contributors.size(); ++i) {
+    const auto& c = config.contributors[i];
+    if (c.is_switch) {
+      by_ip_[c.ip] = static_cast<int>(i);
+    } else if (c.rank < by_rank_.size()) {
+      by_rank_[c.rank] = static_cast<int>(i);
+    }
+  }
+}
+
+bool RootEngine::Poll() {
+  const size_t n = transport_->Receive(batch_, [&](absl::Span<const uint8_t> f) { OnFrame(f); });
+  Flush();
+  return n > 0;
+}
+
+void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
+  ++stats_.packets_received;
+  stats_.bytes_received += frame.size();
+  wire::FrameView v;
+  if (wire::ParseFrame(frame, &v) != wire::WireError::kOk || v.header.job_id != config_.job_id ||
+      v.header.job_token != config_.token) {
+    ++stats_.malformed;
+    return;
+  }
+  const wire::Header& h = v.header;
+  const size_t contributors = config_.contributors.size();
+  int who = -1;
+  if (h.type == wire::MessageType::kPartial) {
+    if (auto it = by_ip_.find(v.address.src_ip); it != by_ip_.end()) who = it->second;
+  } else if (h.type == wire::MessageType::kData && h.rank < by_rank_.size()) {
+    who = by_rank_[h.rank];
+  }
+  if (who < 0 || h.agg_node != static_cast<uint16_t>(config_.node) || h.fan_in != contributors ||
+      h.slot >= config_.slots || h.num_elements > config_.elements) {
+    ++stats_.rejected;
+    return;
+  }
+  const uint32_t copy_index = 2u * h.slot + ((h.flags & wire::flags::kCopy) ? 1u : 0u);
+  Copy& c = copies_[copy_index];
+  uint64_t* bitmap = bitmaps_.data() + size_t{copy_index} * words_;
+  int32_t* sum = sums_.data() + size_t{copy_index} * config_.elements;
+  const uint64_t mask = uint64_t{1} << (who % 64);
+  const int order = c.count == 0 ? 1 : wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk);
+  if (order < 0) {
+    ++stats_.stale;
+    return;
+  }
+  if (order > 0) {
+    if (c.count > 0 && !c.complete) {
+      ++stats_.collisions;
+      return;
+    }
+    c = Copy{h.op_seq,
+             h.chunk,
+             1,
+             h.num_elements,
+             h.exponent,
+             h.next_exponent,
+             static_cast<uint8_t>(h.flags & (wire::flags::kCongestion | wire::flags::kOverflow)),
+             false};
+    std::fill_n(bitmap, words_, 0);
+    bitmap[who / 64] = mask;
+    numerics::Int32FromWire(v.payload, {sum, h.num_elements});
+  } else {
+    if (h.num_elements != c.num_elements) {
+      ++stats_.rejected;
+      return;
+    }
+    if (bitmap[who / 64] & mask) {
+      if (c.complete) {
+        // The result was lost on its way: answer whoever asked. A switch's
+        // retransmitted partial names the worker, so the switch unicasts.
+        ++stats_.results_resent;
+        SendResult(c, copy_index, who, h.rank);
+      } else {
+        ++stats_.duplicates;
+      }
+      return;
+    }
+    if (sw::internal::AddElements(sum, v.payload, h.num_elements))
+      c.flags |= wire::flags::kOverflow;
+    bitmap[who / 64] |= mask;
+    ++c.count;
+    c.exponent = std::max(c.exponent, h.exponent);
+    c.next_exponent = std::max(c.next_exponent, h.next_exponent);
+    c.flags |= h.flags & (wire::flags::kCongestion | wire::flags::kOverflow);
+  }
+  ++stats_.contributions;
+  if (c.count < contributors) return;
+  c.complete = true;
+  ++stats_.completed;
+  if (c.flags & wire::flags::kOverflow) ++stats_.overflows;
+  for (size_t i = 0; i < contributors; ++i) {
+    SendResult(c, copy_index, static_cast<int>(i), wire::kAllRanks);
+  }
+}
+
+void RootEngine::SendResult(const Copy& c, uint32_t copy_index, int contributor, uint16_t rank) {
+  const control::RootConfig::Contributor& to = config_.contributors[contributor];
+  wire::Header h;
+  h.type = wire::MessageType::kResult;
+  h.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | c.flags |
+                                 (rank != wire::kAllRanks ? wire::flags::kRetransmit : 0));
+  h.job_id = config_.job_id;
+  h.job_token = config_.token;
+  // A switch replicates to all its members (or to the one that asked); a
+  // direct worker is addressed by its rank.
+  h.rank = to.is_switch ? rank : to.rank;
+  h.agg_node = static_cast<uint16_t>(to.is_switch ? to.node : config_.node);
+  h.path = to.result_label;
+  h.fan_in = static_cast<uint16_t>(config_.contributors.size());
+  h.slot = static_cast<uint16_t>(copy_index / 2);
+  h.op_seq = c.op_seq;
+  h.chunk = c.chunk;
+  h.exponent = c.exponent;
+  h.next_exponent = c.next_exponent;
+  h.num_elements = c.num_elements;
+  wire::FrameAddress a;
+  a.src_mac = config_.mac;
+  a.dst_mac = to.next_hop_mac;
+  a.src_ip = config_.ip;
+  a.dst_ip = to.ip;
+  if (tx_count_ == tx_.size()) Flush();
+  std::vector<uint8_t>& frame = tx_[tx_count_];
+  frame.resize(wire::FrameBytes(h.num_elements));
+  if (!wire::WriteFrameHeaders(a, h, absl::MakeSpan(frame)).ok()) return;
+  numerics::Int32ToWire({sums_.data() + size_t{copy_index} * config_.elements, c.num_elements},
+                        frame.data() + wire::kPayloadOffset);
+  ++tx_count_;
+}
+
+void RootEngine::Flush() {
+  if (tx_count_ == 0) return;
+  std::vector<absl::Span<const uint8_t>> spans(tx_.begin(), tx_.begin() + tx_count_);
+  const size_t taken = transport_->Send(spans);
+  for (size_t i = 0; i < taken; ++i) stats_.bytes_sent += spans[i].size();
+  stats_.packets_sent += taken;
+  tx_count_ = 0;
+}
+
+}  // namespace grid::root

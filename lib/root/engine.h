@@ -1,0 +1,73 @@
+// The root (the paper's parameter server): completes every chunk from the
+// partial sums of the aggregating switches and the chunks of the workers the
+// plan assigns to it, then sends one RESULT copy per contributor
+// (docs/worker.md, "The root"). Single-threaded: its owner calls Poll.
+#ifndef GRID_LIB_ROOT_ENGINE_H_
+#define GRID_LIB_ROOT_ENGINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "grid/control.h"
+#include "grid/transport.h"
+#include "grid/wire.h"
+
+namespace grid::root {
+
+struct RootStats {
+  uint64_t packets_received = 0, packets_sent = 0;
+  uint64_t bytes_received = 0, bytes_sent = 0;
+  uint64_t contributions = 0;   // added to a sum
+  uint64_t completed = 0;       // chunks completed
+  uint64_t results_resent = 0;  // answers to retransmissions into complete chunks
+  uint64_t duplicates = 0;      // retransmissions into incomplete chunks
+  uint64_t stale = 0;           // late packets of chunks a copy has moved past
+  uint64_t collisions = 0;      // a newer chunk while the copy was mid-aggregation
+  uint64_t overflows = 0;       // int32 sums that wrapped
+  uint64_t malformed = 0;       // failed parsing, wrong job or token
+  uint64_t rejected = 0;        // parsed, but not a contributor, fan-in or slot of this job
+};
+
+class RootEngine {
+ public:
+  RootEngine(const control::RootConfig& config, Transport* transport, size_t batch = 32);
+
+  // Receives a batch and answers it. Returns whether anything arrived.
+  bool Poll();
+  // Handles one frame (Poll's per-frame step; tests call it directly).
+  void OnFrame(absl::Span<const uint8_t> frame);
+  void Flush();
+
+  const RootStats& stats() const { return stats_; }
+  const control::RootConfig& config() const { return config_; }
+
+ private:
+  struct Copy {
+    uint32_t op_seq = 0, chunk = 0;
+    uint32_t count = 0;
+    uint16_t num_elements = 0;
+    uint8_t exponent = 0, next_exponent = 0, flags = 0;
+    bool complete = false;
+  };
+
+  void SendResult(const Copy& c, uint32_t copy_index, int contributor, uint16_t rank);
+
+  control::RootConfig config_;
+  Transport* transport_;
+  size_t batch_;
+  uint32_t words_;                            // bitmap words per copy
+  std::vector<Copy> copies_;                  // 2 per slot
+  std::vector<uint64_t> bitmaps_;             // words_ per copy
+  std::vector<int32_t> sums_;                 // elements per copy
+  absl::flat_hash_map<uint32_t, int> by_ip_;  // switch contributors
+  std::vector<int> by_rank_;                  // direct workers: rank -> contributor, -1
+  std::vector<std::vector<uint8_t>> tx_;
+  size_t tx_count_ = 0;
+  RootStats stats_;
+};
+
+}  // namespace grid::root
+
+#endif  // GRID_LIB_ROOT_ENGINE_H_

@@ -1,0 +1,175 @@
+#include "transport/loopback.h"
+
+#include "absl/strings/str_format.h"
+
+namespace grid::transport {
+
+using topology::NodeId;
+
+class LoopbackFabric::HostPort final : public Transport {
+ public:
+  HostPort(LoopbackFabric* fabric, NodeId node, Inbox* inbox)
+      : fabric_(fabric), node_(node), inbox_(inbox) {}
+
+  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+    {
+      std::lock_guard<std::mutex> lock(inbox_->mu);
+      if (inbox_->disconnected) return frames.size();  // gone: swallowed
+    }
+    for (absl::Span<const uint8_t> f : frames) fabric_->Forward(node_, 0, f);
+    return frames.size();
+  }
+
+  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    batch_.clear();
+    {
+      std::lock_guard<std::mutex> lock(inbox_->mu);
+      while (batch_.size() < max && !inbox_->frames.empty()) {
+        batch_.push_back(std::move(inbox_->frames.front()));
+        inbox_->frames.pop_front();
+      }
+    }
+    for (const std::vector<uint8_t>& f : batch_) on_frame(f);
+    return batch_.size();
+  }
+
+  void WaitReadable(absl::Duration timeout) override {
+    std::unique_lock<std::mutex> lock(inbox_->mu);
+    inbox_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                        [&] { return !inbox_->frames.empty(); });
+  }
+
+  std::string Describe() const override {
+    return absl::StrFormat("loopback host \"%s\"", fabric_->topology_.node(node_).name);
+  }
+
+ private:
+  LoopbackFabric* fabric_;
+  NodeId node_;
+  Inbox* inbox_;
+  std::vector<std::vector<uint8_t>> batch_;
+};
+
+absl::StatusOr<std::unique_ptr<LoopbackFabric>> LoopbackFabric::Create(
+    const topology::Topology& topology, const std::map<NodeId, sw::SwitchConfig>& configs,
+    Impairment impairment, uint64_t seed) {
+  std::unique_ptr<LoopbackFabric> f(new LoopbackFabric(topology));
+  f->impairment_ = impairment;
+  f->rng_ = util::Random(seed);
+  for (NodeId s : topology.Switches()) {
+    auto node = std::make_unique<SwitchNode>();
+    if (auto it = configs.find(s); it != configs.end()) {
+      auto p = sw::Pipeline::Create(it->second);
+      if (!p.ok()) return p.status();
+      node->pipeline = std::make_unique<sw::Pipeline>(std::move(*p));
+    }
+    f->switches_.emplace(s, std::move(node));
+  }
+  for (NodeId h : topology.Hosts()) f->hosts_.emplace(h, std::make_unique<Inbox>());
+  return f;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> LoopbackFabric::Attach(NodeId node) {
+  auto it = hosts_.find(node);
+  if (it == hosts_.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat("loopback: node %d is not a host", node));
+  }
+  if (topology_.neighbors(node).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("loopback: host \"%s\" has no link", topology_.node(node).name));
+  }
+  return std::unique_ptr<Transport>(new HostPort(this, node, it->second.get()));
+}
+
+void LoopbackFabric::Disconnect(NodeId node) {
+  auto it = hosts_.find(node);
+  if (it == hosts_.end()) return;
+  std::lock_guard<std::mutex> lock(it->second->mu);
+  it->second->disconnected = true;
+  it->second->frames.clear();
+}
+
+FabricStats LoopbackFabric::stats() const {
+  return {delivered_.load(), lost_.load(), duplicated_.load(), reordered_.load()};
+}
+
+absl::StatusOr<sw::Counters> LoopbackFabric::SwitchCounters(NodeId node) const {
+  auto it = switches_.find(node);
+  if (it == switches_.end() || !it->second->pipeline) {
+    return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
+  }
+  std::lock_guard<std::mutex> lock(it->second->mu);
+  return it->second->pipeline->counters();
+}
+
+void LoopbackFabric::Forward(NodeId from, uint16_t port, absl::Span<const uint8_t> frame) {
+  const auto links = topology_.neighbors(from);
+  if (port >= links.size()) return;
+  const NodeId to = links[port].node;
+  // The port of `to` that faces `from`.
+  uint16_t in_port = 0;
+  const auto back = topology_.neighbors(to);
+  for (size_t p = 0; p < back.size(); ++p) {
+    if (back[p].node == from) in_port = static_cast<uint16_t>(p);
+  }
+  int copies = 1;
+  if (impairment_.loss > 0 || impairment_.duplicate > 0) {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    if (rng_.Uniform() < impairment_.loss)
+      copies = 0;
+    else if (rng_.Uniform() < impairment_.duplicate)
+      copies = 2;
+  }
+  if (copies == 0) {
+    ++lost_;
+    return;
+  }
+  if (copies == 2) ++duplicated_;
+  for (int i = 0; i < copies; ++i) Deliver(to, in_port, frame);
+}
+
+void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8_t> frame) {
+  if (auto h = hosts_.find(to); h != hosts_.end()) {
+    Enqueue(*h->second, frame);
+    return;
+  }
+  auto s = switches_.find(to);
+  if (s == switches_.end() || !s->second->pipeline) return;
+  // Process under the switch's lock, then forward with no lock held: frames
+  // may come back through this switch.
+  std::vector<std::pair<uint16_t, std::vector<uint8_t>>> emitted;
+  {
+    SwitchNode& node = *s->second;
+    std::lock_guard<std::mutex> lock(node.mu);
+    std::vector<uint8_t> copy(frame.begin(), frame.end());
+    node.out.Clear();
+    node.pipeline->Process(absl::MakeSpan(copy), in_port, &node.out);
+    for (const sw::OutFrame& f : node.out.frames) {
+      const auto bytes = node.out.Bytes(f, copy);
+      emitted.emplace_back(f.port, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    }
+  }
+  for (const auto& [port, bytes] : emitted) Forward(to, port, bytes);
+}
+
+void LoopbackFabric::Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame) {
+  bool reorder = false;
+  if (impairment_.reorder > 0) {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    reorder = rng_.Uniform() < impairment_.reorder;
+  }
+  {
+    std::lock_guard<std::mutex> lock(inbox.mu);
+    if (inbox.disconnected) return;
+    if (reorder && !inbox.frames.empty()) {
+      inbox.frames.emplace(inbox.frames.end() - 1, frame.begin(), frame.end());
+      ++reordered_;
+    } else {
+      inbox.frames.emplace_back(frame.begin(), frame.end());
+    }
+  }
+  ++delivered_;
+  inbox.cv.notify_one();
+}
+
+}  // namespace grid::transport

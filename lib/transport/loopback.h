@@ -1,0 +1,88 @@
+// An in-process fabric for tests: hosts attach as Transports, switches run
+// the reference pipeline (sw::Pipeline) from their tables, and every hop can
+// lose, duplicate and reorder frames. Ranks run as threads in one process.
+//
+// A frame a host sends is carried hop by hop at once, in the sender's thread:
+// each switch on the way processes it under its own lock, and what reaches a
+// host waits in that host's inbox until it calls Receive.
+#ifndef GRID_LIB_TRANSPORT_LOOPBACK_H_
+#define GRID_LIB_TRANSPORT_LOOPBACK_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grid/switch.h"
+#include "grid/topology.h"
+#include "grid/transport.h"
+#include "util/random.h"
+
+namespace grid::transport {
+
+struct Impairment {
+  double loss = 0;       // per hop, drop probability
+  double duplicate = 0;  // per hop, deliver twice
+  double reorder = 0;    // per hop, deliver ahead of the frame queued before it
+};
+
+struct FabricStats {
+  uint64_t delivered = 0, lost = 0, duplicated = 0, reordered = 0;
+};
+
+class LoopbackFabric {
+ public:
+  // `configs` holds the tables of the switches that run a pipeline; a switch
+  // without one drops what reaches it.
+  static absl::StatusOr<std::unique_ptr<LoopbackFabric>> Create(
+      const topology::Topology& topology,
+      const std::map<topology::NodeId, sw::SwitchConfig>& configs, Impairment impairment = {},
+      uint64_t seed = 1);
+
+  // The transport of host `node` (its link 0). One per host.
+  absl::StatusOr<std::unique_ptr<Transport>> Attach(topology::NodeId node);
+
+  // Cuts a host off: what it sends and what is sent to it is dropped (a
+  // killed process, for tests).
+  void Disconnect(topology::NodeId node);
+
+  FabricStats stats() const;
+  // The counters of one switch's pipeline (a copy, taken under its lock).
+  absl::StatusOr<sw::Counters> SwitchCounters(topology::NodeId node) const;
+
+ private:
+  class HostPort;
+  struct Inbox {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::vector<uint8_t>> frames;
+    bool disconnected = false;
+  };
+  struct SwitchNode {
+    std::mutex mu;
+    std::unique_ptr<sw::Pipeline> pipeline;
+    sw::Output out;
+  };
+
+  explicit LoopbackFabric(const topology::Topology& topology) : topology_(topology) {}
+  // Sends `frame` out of `from`'s port `port`.
+  void Forward(topology::NodeId from, uint16_t port, absl::Span<const uint8_t> frame);
+  void Deliver(topology::NodeId to, uint16_t in_port, absl::Span<const uint8_t> frame);
+  void Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame);
+
+  const topology::Topology topology_;
+  std::map<topology::NodeId, std::unique_ptr<SwitchNode>> switches_;
+  std::map<topology::NodeId, std::unique_ptr<Inbox>> hosts_;
+  Impairment impairment_;
+  mutable std::mutex rng_mu_;
+  util::Random rng_{1};
+  std::atomic<uint64_t> delivered_{0}, lost_{0}, duplicated_{0}, reordered_{0};
+};
+
+}  // namespace grid::transport
+
+#endif  // GRID_LIB_TRANSPORT_LOOPBACK_H_

@@ -1,0 +1,232 @@
+#include "worker/engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "grid/numerics.h"
+
+namespace grid::worker {
+
+using internal::OpState;
+
+namespace {
+
+uint32_t ChunksOf(size_t count, uint16_t elements) {
+  return static_cast<uint32_t>((count + elements - 1) / elements);
+}
+
+// Wire operation for elements [offset, offset + count) of one operation.
+std::unique_ptr<WireOp> Direct(const std::shared_ptr<OpState>& op, size_t offset, size_t count) {
+  auto w = std::make_unique<WireOp>();
+  w->pieces.push_back({op, 0, offset, count});
+  w->count = count;
+  switch (op->type) {
+    case DataType::kFloat32:
+      w->quantized = true;
+      w->in_f = static_cast<const float*>(op->send) + offset;
+      w->out_f = static_cast<float*>(op->recv) + offset;
+      break;
+    case DataType::kInt32:
+      w->in_i = static_cast<const int32_t*>(op->send) + offset;
+      w->out_i = static_cast<int32_t*>(op->recv) + offset;
+      break;
+    case DataType::kBFloat16:
+    case DataType::kFloat16:
+      w->quantized = true;
+      w->in_f = op->wide_in.data() + offset;
+      w->out_f = op->wide_out.data() + offset;
+      break;
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
+    const std::vector<std::shared_ptr<OpState>>& ops, uint16_t elements, uint32_t slots,
+    size_t fusion_bytes, uint32_t& op_seq) {
+  std::vector<std::unique_ptr<WireOp>> out;
+  auto finish = [&](std::unique_ptr<WireOp> w) {
+    w->chunks = ChunksOf(w->count, elements);
+    w->probes = w->quantized ? std::min(w->chunks, slots) : 0;
+    w->exponent.assign(w->quantized ? w->chunks : 0, 0);
+    // Data takes the last op_seq, probes the one before.
+    op_seq += w->quantized ? 2 : 1;
+    w->op_seq = op_seq;
+    w->deadline = absl::InfiniteFuture();
+    for (const Piece& p : w->pieces) {
+      w->deadline = std::min(w->deadline, p.op->deadline);
+      ++p.op->pending;
+    }
+    out.push_back(std::move(w));
+  };
+  std::unique_ptr<WireOp> fused;
+  for (const std::shared_ptr<OpState>& op : ops) {
+    if (op->type == DataType::kBFloat16 || op->type == DataType::kFloat16) {
+      op->wide_in.resize(op->count);
+      op->wide_out.resize(op->count);
+      // The type was checked at submission; widening cannot fail.
+      (void)numerics::WidenToFloat(op->type, op->send, op->count, op->wide_in.data());
+    }
+    const size_t bytes = op->count * DataTypeSize(op->type);
+    const bool small = fusion_bytes > 0 && bytes <= fusion_bytes && op->count > 0;
+    if (fused && (!small || fused->pieces.front().op->type != op->type ||
+                  (fused->count + op->count) * DataTypeSize(op->type) > fusion_bytes)) {
+      finish(std::move(fused));
+    }
+    if (small) {
+      if (!fused) {
+        fused = std::make_unique<WireOp>();
+        fused->staged = true;
+        fused->quantized = op->type != DataType::kInt32;
+      }
+      fused->pieces.push_back({op, fused->count, 0, op->count});
+      fused->count += op->count;
+      continue;
+    }
+    const size_t segment = size_t{kMaxChunksPerSegment} * elements;
+    size_t offset = 0;
+    do {
+      const size_t n = std::min(segment, op->count - offset);
+      finish(Direct(op, offset, n));
+      offset += n;
+    } while (offset < op->count);
+  }
+  if (fused) finish(std::move(fused));
+  // Fused operations gather their inputs into one buffer.
+  for (auto& w : out) {
+    if (!w->staged) continue;
+    if (w->quantized) {
+      w->stage_f_in.resize(w->count);
+      w->stage_f_out.resize(w->count);
+      for (const Piece& p : w->pieces) {
+        const float* src = p.op->type == DataType::kFloat32 ? static_cast<const float*>(p.op->send)
+                                                            : p.op->wide_in.data();
+        std::copy_n(src, p.count, w->stage_f_in.data() + p.at);
+      }
+      w->in_f = w->stage_f_in.data();
+      w->out_f = w->stage_f_out.data();
+    } else {
+      w->stage_i_in.resize(w->count);
+      w->stage_i_out.resize(w->count);
+      for (const Piece& p : w->pieces) {
+        std::copy_n(static_cast<const int32_t*>(p.op->send), p.count, w->stage_i_in.data() + p.at);
+      }
+      w->in_i = w->stage_i_in.data();
+      w->out_i = w->stage_i_out.data();
+    }
+  }
+  return out;
+}
+
+Engine::Engine(const control::WorkerConfig& config, Transport* transport,
+               const CommunicatorOptions& options)
+    : config_(config), transport_(transport), options_(options), slots_(config.slots) {
+  max_window_ = options.window == 0 ? config.slots : std::min(options.window, config.slots);
+  cwnd_ = max_window_;
+  tx_frames_.resize(std::max<size_t>(1, options.batch));
+}
+
+void Engine::Submit(std::vector<std::unique_ptr<WireOp>> ops) {
+  const absl::Time now = absl::Now();
+  for (auto& w : ops) {
+    if (!failed_.ok()) {
+      for (Piece& p : w->pieces) p.op->Finish(failed_, now);
+      continue;
+    }
+    ops_.push_back(std::move(w));
+    if (ops_.back()->total() == 0) Complete(*ops_.back(), now);
+  }
+}
+
+bool Engine::Poll(absl::Time now) {
+  bool any = Receive(now);
+  any |= Issue(now);
+  Scan(now);
+  return any;
+}
+
+uint8_t Engine::LocalExponent(WireOp& op, uint32_t j) {
+  const size_t begin = size_t{j} * config_.elements;
+  const size_t n = std::min<size_t>(config_.elements, op.count - begin);
+  auto e = numerics::BlockExponent({op.in_f + begin, n});
+  if (e.ok()) return *e;
+  // A NaN or Inf: the operation fails, but this rank still proposes (the
+  // largest exponent) and contributes, so the others are not left waiting.
+  if (op.error.ok()) {
+    op.error = absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
+                                                          op.pieces.front().op->id, begin,
+                                                          begin + n - 1, e.status().message()));
+  }
+  return 254;
+}
+
+void Engine::Complete(WireOp& op, absl::Time now) {
+  op.completed = op.total();
+  for (Piece& p : op.pieces) {
+    if (op.staged) {
+      OpState& s = *p.op;
+      if (op.quantized) {
+        float* dst = s.type == DataType::kFloat32 ? static_cast<float*>(s.recv) : s.wide_out.data();
+        std::copy_n(op.stage_f_out.data() + p.at, p.count, dst + p.offset);
+      } else {
+        std::copy_n(op.stage_i_out.data() + p.at, p.count,
+                    static_cast<int32_t*>(s.recv) + p.offset);
+      }
+    }
+    if (!op.error.ok() && p.op->error.ok()) p.op->error = op.error;
+    if (--p.op->pending == 0) Finalize(p, now);
+  }
+  // Wire operations end in any order; the queue drops them from the front.
+  while (!ops_.empty() && ops_.front()->completed == ops_.front()->total()) {
+    ops_.pop_front();
+    if (issuing_ > 0) --issuing_;
+  }
+}
+
+void Engine::Finalize(Piece& piece, absl::Time now) {
+  OpState& s = *piece.op;
+  absl::Status status = s.error;
+  if (status.ok()) {
+    const double world = config_.world;
+    switch (s.type) {
+      case DataType::kFloat32:
+        if (s.average) {
+          float* r = static_cast<float*>(s.recv);
+          for (size_t i = 0; i < s.count; ++i) r[i] = static_cast<float>(r[i] / world);
+        }
+        break;
+      case DataType::kInt32:
+        if (s.average) {
+          int32_t* r = static_cast<int32_t*>(s.recv);
+          for (size_t i = 0; i < s.count; ++i) r[i] /= static_cast<int32_t>(config_.world);
+        }
+        break;
+      case DataType::kBFloat16:
+      case DataType::kFloat16:
+        if (s.average) {
+          for (float& x : s.wide_out) x = static_cast<float>(x / world);
+        }
+        status = numerics::NarrowFromFloat(s.type, s.wide_out.data(), s.count, s.recv);
+        break;
+    }
+  }
+  if (status.ok()) {
+    ++stats_.operations;
+    stats_.operation_time += now - s.submitted;
+  }
+  s.Finish(std::move(status), now);
+}
+
+void Engine::FailAll(const absl::Status& status, absl::Time now) {
+  if (failed_.ok()) failed_ = status;
+  for (auto& w : ops_) {
+    for (Piece& p : w->pieces) p.op->Finish(status, now);
+  }
+  ops_.clear();
+  issuing_ = 0;
+  for (Slot& s : slots_) s.op = nullptr;
+  in_flight_ = 0;
+}
+
+}  // namespace grid::worker

@@ -1,0 +1,139 @@
+// The worker engine: turns operations into chunks on the wire and results
+// back into tensors (docs/worker.md). Single-threaded: the communicator's
+// progress thread owns it and calls Poll.
+//
+// Concerns live in separate files: engine.cc (operations and completion),
+// tx.cc (issuing chunks under the window), rx.cc (results and signals),
+// loss.cc (the periodic scan and timeouts).
+#ifndef GRID_LIB_WORKER_ENGINE_H_
+#define GRID_LIB_WORKER_ENGINE_H_
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "grid/communicator.h"
+#include "grid/control.h"
+#include "grid/transport.h"
+#include "grid/wire.h"
+#include "worker/op_state.h"
+
+namespace grid::worker {
+
+// A float operation's data chunks are quantized with an exponent that every
+// rank agrees on before it sends them: probe chunk j (one element) proposes
+// rank-local exponents for data chunk j, and data chunk j proposes for data
+// chunk j + P; the switches and the root keep the max. Probes use op_seq and
+// data uses op_seq + 1, so the stream order is the (op_seq, chunk) order.
+// An operation of more than kMaxChunksPerSegment chunks is split into
+// segments, each with its own op_seq (the Tofino program's 20-bit chunk tag).
+inline constexpr uint32_t kMaxChunksPerSegment = 1u << 20;
+
+struct Piece {  // an operation's elements inside a wire operation
+  std::shared_ptr<internal::OpState> op;
+  size_t at = 0;      // first element in the wire operation
+  size_t offset = 0;  // first element in the operation
+  size_t count = 0;
+};
+
+// What travels as one (op_seq) stream of chunks.
+struct WireOp {
+  std::vector<Piece> pieces;
+  bool quantized = false;  // float path (probes, exponents) or int32
+  const float* in_f = nullptr;
+  float* out_f = nullptr;
+  const int32_t* in_i = nullptr;
+  int32_t* out_i = nullptr;
+  std::vector<float> stage_f_in, stage_f_out;  // fused operations
+  std::vector<int32_t> stage_i_in, stage_i_out;
+  bool staged = false;
+  size_t count = 0;
+  uint32_t op_seq = 0;  // of the data chunks; probes use op_seq - 1
+  uint32_t chunks = 0, probes = 0;
+  std::vector<uint8_t> exponent;  // agreed per data chunk; 0 = not yet
+  uint32_t issued = 0;            // probes and data, in stream order
+  uint32_t completed = 0;
+  absl::Time deadline;
+  absl::Status error;
+  uint32_t total() const { return probes + chunks; }
+};
+
+class Engine {
+ public:
+  Engine(const control::WorkerConfig& config, Transport* transport,
+         const CommunicatorOptions& options);
+
+  // Queues operations; each wire operation runs after the ones before it.
+  void Submit(std::vector<std::unique_ptr<WireOp>> ops);
+  // One round: receive a batch, issue what the window allows, scan for loss
+  // when the scan interval has passed. Returns whether anything happened.
+  bool Poll(absl::Time now);
+  // Ends every operation with `status` (abort, shutdown, a fatal error).
+  void FailAll(const absl::Status& status, absl::Time now);
+  bool Idle() const { return ops_.empty(); }
+  // Set once a timeout or a fatal error has ended every operation; the
+  // stream is then out of step with the other ranks and the engine takes no
+  // more operations.
+  const absl::Status& failed() const { return failed_; }
+
+  const CommunicatorStats& stats() const { return stats_; }
+  uint32_t window() const { return static_cast<uint32_t>(cwnd_); }
+
+ private:
+  struct Slot {
+    WireOp* op = nullptr;  // nullptr: free
+    uint32_t index = 0;    // < op->probes: probe; else data chunk index - probes
+    uint64_t pos = 0;      // stream position: slot = pos % P, copy = (pos / P) % 2
+    absl::Time sent;
+    int sends = 0;
+  };
+
+  // tx.cc
+  bool Issue(absl::Time now);
+  bool BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmit,
+                  std::vector<uint8_t>& frame);
+  void Flush();
+  // rx.cc
+  bool Receive(absl::Time now);
+  void OnFrame(absl::Span<const uint8_t> frame, absl::Time now);
+  void OnResult(const wire::FrameView& v, absl::Time now);
+  // loss.cc
+  void Scan(absl::Time now);
+  void Backoff(absl::Time now);
+  // engine.cc
+  void Complete(WireOp& op, absl::Time now);
+  void Finalize(Piece& piece, absl::Time now);
+  uint8_t LocalExponent(WireOp& op, uint32_t data_chunk);
+
+  control::WorkerConfig config_;
+  Transport* transport_;
+  CommunicatorOptions options_;
+  std::deque<std::unique_ptr<WireOp>> ops_;  // running, in stream order
+  size_t issuing_ = 0;                       // ops_[issuing_] is being issued
+  std::vector<Slot> slots_;
+  uint64_t stream_ = 0;  // next stream position
+  uint32_t in_flight_ = 0;
+  double cwnd_;
+  uint32_t max_window_;
+  absl::Time last_decrease_ = absl::InfinitePast();
+  absl::Time next_scan_ = absl::InfinitePast();
+  std::vector<std::vector<uint8_t>> tx_frames_;  // frame buffers, reused
+  size_t tx_count_ = 0;
+  CommunicatorStats stats_;
+  absl::Status failed_;
+};
+
+// Splits operations (all of one type, issued together) into wire operations:
+// consecutive operations of at most `fusion_bytes` are fused, an operation
+// above kMaxChunksPerSegment chunks is segmented. Widens 16-bit types.
+// `op_seq` is the communicator's counter; every rank must call this with the
+// same operations in the same order.
+std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
+    const std::vector<std::shared_ptr<internal::OpState>>& ops, uint16_t elements, uint32_t slots,
+    size_t fusion_bytes, uint32_t& op_seq);
+
+}  // namespace grid::worker
+
+#endif  // GRID_LIB_WORKER_ENGINE_H_

@@ -1,0 +1,67 @@
+// Loss recovery and timeouts: a periodic scan of the in-flight slots (no
+// timer per packet), exponential backoff per chunk, and the window's
+// multiplicative decrease.
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "worker/engine.h"
+
+namespace grid::worker {
+
+void Engine::Scan(absl::Time now) {
+  if (now < next_scan_) return;
+  next_scan_ = now + options_.scan_interval;
+  bool lost = false;
+  for (Slot& s : slots_) {
+    if (s.op == nullptr) continue;
+    const absl::Duration rto =
+        std::min(options_.max_rto, options_.rto * std::ldexp(1.0, std::min(s.sends - 1, 20)));
+    if (now - s.sent < rto) continue;
+    if (tx_count_ == tx_frames_.size()) Flush();
+    if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return;
+    ++tx_count_;
+    s.sent = now;
+    ++s.sends;
+    ++stats_.retransmissions;
+    lost = true;
+  }
+  Flush();
+  if (lost) Backoff(now);
+  for (const auto& w : ops_) {
+    if (now <= w->deadline) continue;
+    // Find the chunks that never came back, for the message.
+    uint32_t first = w->total(), last = 0, missing = 0;
+    for (const Slot& s : slots_) {
+      if (s.op != w.get()) continue;
+      ++missing;
+      first = std::min(first, s.index);
+      last = std::max(last, s.index);
+    }
+    missing += w->total() - w->issued;
+    if (w->issued < w->total()) last = w->total() - 1;
+    if (first == w->total()) first = w->issued;
+    auto describe = [&](uint32_t index) {
+      return index < w->probes ? absl::StrFormat("probe %d", index)
+                               : absl::StrFormat("chunk %d", index - w->probes);
+    };
+    ++stats_.timeouts;
+    FailAll(absl::DeadlineExceededError(absl::StrFormat(
+                "rank %d: allreduce %d (op_seq %d) timed out: %d of %d chunks without a result "
+                "(%s to %s), aggregated at node %d; a rank that did not contribute, or a lost "
+                "path, holds them",
+                config_.rank, w->pieces.front().op->id, w->op_seq, missing, w->total(),
+                describe(first), describe(last), config_.aggregator)),
+            now);
+    return;
+  }
+}
+
+void Engine::Backoff(absl::Time now) {
+  // At most one decrease per RTO: one loss event, one halving.
+  if (now - last_decrease_ < options_.rto) return;
+  last_decrease_ = now;
+  cwnd_ = std::max(1.0, cwnd_ / 2);
+}
+
+}  // namespace grid::worker

@@ -1,0 +1,95 @@
+// Results and signals coming back.
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "grid/numerics.h"
+#include "worker/engine.h"
+
+namespace grid::worker {
+
+bool Engine::Receive(absl::Time now) {
+  return transport_->Receive(options_.batch,
+                             [&](absl::Span<const uint8_t> f) { OnFrame(f, now); }) > 0;
+}
+
+void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
+  ++stats_.packets_received;
+  stats_.bytes_received += frame.size();
+  wire::FrameView v;
+  if (wire::ParseFrame(frame, &v) != wire::WireError::kOk || v.header.job_id != config_.job_id ||
+      v.header.job_token != config_.token) {
+    ++stats_.malformed;
+    return;
+  }
+  const wire::Header& h = v.header;
+  if (h.flags & wire::flags::kCongestion) {
+    ++stats_.congestion_signals;
+    Backoff(now);
+  }
+  if (h.type == wire::MessageType::kResult) {
+    OnResult(v, now);
+  } else if (h.type == wire::MessageType::kSignal && (h.flags & wire::flags::kCollision)) {
+    ++stats_.collisions;
+    Backoff(now);
+  }
+}
+
+void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
+  const wire::Header& h = v.header;
+  if (h.slot >= config_.slots) {
+    ++stats_.malformed;
+    return;
+  }
+  Slot& s = slots_[h.slot];
+  if (s.op == nullptr) {
+    ++stats_.duplicate_results;
+    return;
+  }
+  WireOp& op = *s.op;
+  const bool probe = s.index < op.probes;
+  const uint32_t chunk = probe ? s.index : s.index - op.probes;
+  if (h.op_seq != (probe ? op.op_seq - 1 : op.op_seq) || h.chunk != chunk) {
+    ++stats_.duplicate_results;  // an old chunk's result, already used
+    return;
+  }
+  const uint32_t pool = config_.slots;
+  if (probe) {
+    if (h.next_exponent == 0) {
+      ++stats_.malformed;
+      return;
+    }
+    op.exponent[chunk] = h.next_exponent;
+  } else {
+    const size_t begin = size_t{chunk} * config_.elements;
+    const size_t n = std::min<size_t>(config_.elements, op.count - begin);
+    if (h.num_elements != n) {
+      ++stats_.malformed;
+      return;
+    }
+    if (op.quantized) {
+      absl::Status st =
+          numerics::DequantizeFromWire(v.payload, h.exponent, config_.world, {op.out_f + begin, n});
+      if (st.ok() && h.exponent != op.exponent[chunk]) {
+        st = absl::InternalError(
+            absl::StrFormat("result exponent %d, agreed %d: a rank quantized with another exponent",
+                            h.exponent, op.exponent[chunk]));
+      }
+      if (!st.ok() && op.error.ok()) {
+        op.error = absl::Status(
+            st.code(), absl::StrFormat("allreduce %d: elements %d-%d: %s", op.pieces.front().op->id,
+                                       begin, begin + n - 1, st.message()));
+      }
+      if (chunk + pool < op.chunks) op.exponent[chunk + pool] = h.next_exponent;
+    } else {
+      numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
+    }
+  }
+  s.op = nullptr;
+  --in_flight_;
+  if (!(h.flags & wire::flags::kCongestion)) {
+    cwnd_ = std::min<double>(max_window_, cwnd_ + 1.0 / cwnd_);  // +1 per window of results
+  }
+  if (++op.completed == op.total()) Complete(op, now);
+}
+
+}  // namespace grid::worker

@@ -1,0 +1,124 @@
+// Issuing chunks: stream order, the slot rule and the window.
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "grid/numerics.h"
+#include "worker/engine.h"
+
+namespace grid::worker {
+
+bool Engine::Issue(absl::Time now) {
+  bool any = false;
+  const uint32_t pool = config_.slots;
+  while (issuing_ < ops_.size()) {
+    WireOp& op = *ops_[issuing_];
+    if (op.issued == op.total()) {
+      ++issuing_;
+      continue;
+    }
+    if (in_flight_ >= static_cast<uint32_t>(cwnd_)) break;
+    // The chunk P positions back shares this slot's other copy's partner:
+    // its result must be in before the slot is used again.
+    Slot& slot = slots_[stream_ % pool];
+    if (slot.op != nullptr) break;
+    const uint32_t index = op.issued;
+    if (index >= op.probes && op.quantized && op.exponent[index - op.probes] == 0) break;
+    if (tx_count_ == tx_frames_.size()) Flush();
+    if (!BuildChunk(op, index, stream_, false, tx_frames_[tx_count_])) break;
+    ++tx_count_;
+    slot.op = &op;
+    slot.index = index;
+    slot.pos = stream_;
+    slot.sent = now;
+    slot.sends = 1;
+    ++stream_;
+    ++op.issued;
+    ++in_flight_;
+    any = true;
+  }
+  Flush();
+  return any;
+}
+
+bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmit,
+                        std::vector<uint8_t>& frame) {
+  const uint32_t pool = config_.slots;
+  wire::Header h;
+  h.type = wire::MessageType::kData;
+  h.flags = static_cast<uint8_t>(((pos / pool) % 2 ? wire::flags::kCopy : 0) |
+                                 (retransmit ? wire::flags::kRetransmit : 0));
+  h.job_id = config_.job_id;
+  h.job_token = config_.token;
+  h.rank = config_.rank;
+  h.agg_node = static_cast<uint16_t>(config_.aggregator);
+  h.path = config_.up_label;
+  h.next_path = config_.next_path;
+  h.fan_in = config_.fan_in;
+  h.slot = static_cast<uint16_t>(pos % pool);
+  size_t begin = 0, n = 1;
+  const bool probe = index < op.probes;
+  if (probe) {
+    h.op_seq = op.op_seq - 1;
+    h.chunk = index;
+    h.exponent = 0;
+    h.next_exponent = LocalExponent(op, index);
+  } else {
+    const uint32_t j = index - op.probes;
+    begin = size_t{j} * config_.elements;
+    n = std::min<size_t>(config_.elements, op.count - begin);
+    h.op_seq = op.op_seq;
+    h.chunk = j;
+    if (op.quantized) {
+      h.exponent = op.exponent[j];
+      h.next_exponent = j + pool < op.chunks ? LocalExponent(op, j + pool) : 0;
+    }
+  }
+  h.num_elements = static_cast<uint16_t>(n);
+  wire::FrameAddress a;
+  a.src_mac = config_.mac;
+  a.dst_mac = config_.next_hop_mac;
+  a.src_ip = config_.ip;
+  a.dst_ip = config_.aggregator_ip;
+  frame.resize(wire::FrameBytes(h.num_elements));
+  auto size = wire::WriteFrameHeaders(a, h, absl::MakeSpan(frame));
+  if (!size.ok()) {
+    // Only a bad config gets here (the engine builds valid headers).
+    FailAll(absl::InternalError(absl::StrFormat("rank %d: chunk header: %s", config_.rank,
+                                                size.status().message())),
+            absl::Now());
+    return false;
+  }
+  uint8_t* payload = frame.data() + wire::kPayloadOffset;
+  if (probe) {
+    std::fill_n(payload, 4, 0);
+  } else if (op.quantized) {
+    absl::Status s =
+        numerics::QuantizeToWire({op.in_f + begin, n}, h.exponent, config_.world, payload);
+    if (!s.ok() && op.error.ok()) {
+      op.error = absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
+                                                            op.pieces.front().op->id, begin,
+                                                            begin + n - 1, s.message()));
+    }
+  } else {
+    numerics::Int32ToWire({op.in_i + begin, n}, payload);
+  }
+  return true;
+}
+
+void Engine::Flush() {
+  if (tx_count_ == 0) return;
+  absl::Span<const uint8_t> spans[64];
+  size_t done = 0;
+  while (done < tx_count_) {
+    const size_t n = std::min<size_t>(64, tx_count_ - done);
+    for (size_t i = 0; i < n; ++i) spans[i] = tx_frames_[done + i];
+    // What the transport does not take is lost to it; the scan resends it.
+    const size_t taken = transport_->Send(absl::MakeConstSpan(spans, n));
+    for (size_t i = 0; i < taken; ++i) stats_.bytes_sent += spans[i].size();
+    stats_.packets_sent += taken;
+    done += n;
+  }
+  tx_count_ = 0;
+}
+
+}  // namespace grid::worker

@@ -1,0 +1,319 @@
+// grid::Communicator end to end in one process: 8 ranks as threads, the
+// testbed's switches running the reference pipeline on a loopback fabric,
+// the root engine on its own thread.
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "grid/numerics.h"
+#include "gtest/gtest.h"
+#include "util/random.h"
+#include "worker/cluster.h"
+
+namespace grid {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Rank r's input: values of every magnitude within a chunk, a different
+// pattern per rank.
+std::vector<float> FloatInput(int rank, size_t n) {
+  util::Random rng(1000 + rank);
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = static_cast<float>(rng.Uniform(-1, 1) * std::ldexp(1.0, static_cast<int>(i % 17) - 8));
+  }
+  return v;
+}
+
+std::vector<int32_t> IntInput(int rank, size_t n) {
+  util::Random rng(2000 + rank);
+  std::vector<int32_t> v(n);
+  for (int32_t& x : v) x = static_cast<int32_t>(rng.Below(1u << 24)) - (1 << 23);
+  return v;
+}
+
+// Checks every element of a float sum against the float64 sum of the inputs
+// and the numerics bound for its chunk's shared exponent.
+void ExpectFloatSum(const std::vector<std::vector<float>>& in, const std::vector<float>& out,
+                    uint16_t elements, double scale = 1.0) {
+  const int world = static_cast<int>(in.size());
+  const size_t n = out.size();
+  int bad = 0;
+  for (size_t begin = 0; begin < n; begin += elements) {
+    const size_t end = std::min(n, begin + elements);
+    uint8_t e = 0;
+    double magnitude = 0;
+    for (const auto& v : in) {
+      e = std::max(e, *numerics::BlockExponent({v.data() + begin, end - begin}));
+    }
+    for (size_t i = begin; i < end; ++i) {
+      double exact = 0, abs = 0;
+      for (const auto& v : in) {
+        exact += v[i];
+        abs += std::fabs(v[i]);
+      }
+      magnitude = std::max(magnitude, abs);
+      const double bound = numerics::SumErrorBound(e, world, world, abs) * scale;
+      if (std::fabs(out[i] - exact * scale) > bound && ++bad < 5) {
+        ADD_FAILURE() << "element " << i << ": " << out[i] << " vs " << exact * scale << " (bound "
+                      << bound << ")";
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+class Allreduce : public ::testing::Test {
+ protected:
+  static testing::ClusterOptions Options() {
+    testing::ClusterOptions o;
+    o.comm.timeout = absl::Seconds(60);
+    return o;
+  }
+};
+
+TEST_F(Allreduce, Float32Sizes) {
+  testing::Cluster cluster(Options());
+  for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{5000},
+                   size_t{(1 << 20) + 3}}) {
+    SCOPED_TRACE(n);
+    std::vector<std::vector<float>> in, out(cluster.size(), std::vector<float>(n, -7.f));
+    for (int r = 0; r < cluster.size(); ++r) in.push_back(FloatInput(r, n));
+    cluster.Run([&](int r) {
+      ASSERT_TRUE(
+          cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kFloat32).ok());
+    });
+    ExpectFloatSum(in, out[0], 64);
+    for (int r = 1; r < cluster.size(); ++r) {
+      ASSERT_EQ(out[r], out[0]) << "rank " << r << " differs from rank 0";
+    }
+  }
+}
+
+TEST_F(Allreduce, Int32IsExact) {
+  testing::Cluster cluster(Options());
+  for (size_t n : {size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{(1 << 20) + 3}}) {
+    SCOPED_TRACE(n);
+    std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
+    for (int r = 0; r < cluster.size(); ++r) in.push_back(IntInput(r, n));
+    cluster.Run([&](int r) {
+      ASSERT_TRUE(cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kInt32).ok());
+    });
+    std::vector<int32_t> expected(n, 0);
+    for (const auto& v : in) {
+      for (size_t i = 0; i < n; ++i) expected[i] += v[i];
+    }
+    for (int r = 0; r < cluster.size(); ++r) ASSERT_EQ(out[r], expected) << "rank " << r;
+  }
+}
+
+TEST_F(Allreduce, SixteenBitTypes) {
+  testing::Cluster cluster(Options());
+  const size_t n = 1000;
+  for (DataType type : {DataType::kBFloat16, DataType::kFloat16}) {
+    SCOPED_TRACE(DataTypeName(type));
+    std::vector<std::vector<float>> wide(cluster.size());
+    std::vector<std::vector<uint16_t>> in(cluster.size(), std::vector<uint16_t>(n)),
+        out(cluster.size(), std::vector<uint16_t>(n));
+    for (int r = 0; r < cluster.size(); ++r) {
+      const std::vector<float> f = FloatInput(r, n);
+      ASSERT_TRUE(numerics::NarrowFromFloat(type, f.data(), n, in[r].data()).ok());
+      wide[r].resize(n);
+      ASSERT_TRUE(numerics::WidenToFloat(type, in[r].data(), n, wide[r].data()).ok());
+    }
+    cluster.Run([&](int r) {
+      ASSERT_TRUE(cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, type).ok());
+    });
+    std::vector<float> got(n);
+    ASSERT_TRUE(numerics::WidenToFloat(type, out[0].data(), n, got.data()).ok());
+    // The float sum is within its bound; narrowing adds at most half an ulp
+    // of the 16-bit type (8 bits of mantissa for bf16, 11 for fp16).
+    const int bits = type == DataType::kBFloat16 ? 8 : 11;
+    for (size_t i = 0; i < n; ++i) {
+      double exact = 0;
+      for (const auto& v : wide) exact += v[i];
+      const double tol = std::ldexp(std::fabs(exact), -bits) + 1e-3;
+      ASSERT_NEAR(got[i], exact, tol) << "element " << i;
+    }
+    for (int r = 1; r < cluster.size(); ++r) ASSERT_EQ(out[r], out[0]);
+  }
+}
+
+TEST_F(Allreduce, InPlaceAndAverage) {
+  testing::Cluster cluster(Options());
+  const size_t n = 777;
+  std::vector<std::vector<float>> in, buf;
+  for (int r = 0; r < cluster.size(); ++r) in.push_back(FloatInput(r, n));
+  buf = in;
+  cluster.Run([&](int r) {
+    ASSERT_TRUE(cluster.comm(r)
+                    .AllReduce(buf[r].data(), buf[r].data(), n, DataType::kFloat32, ReduceOp::kSum,
+                               {.average = true})
+                    .ok());
+  });
+  ExpectFloatSum(in, buf[3], 64, 1.0 / cluster.size());
+  std::vector<std::vector<int32_t>> ints(cluster.size(), std::vector<int32_t>(n));
+  for (int r = 0; r < cluster.size(); ++r) std::iota(ints[r].begin(), ints[r].end(), r * 8);
+  cluster.Run([&](int r) {
+    ASSERT_TRUE(
+        cluster.comm(r).AllReduce(ints[r].data(), ints[r].data(), n, DataType::kInt32).ok());
+  });
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(ints[5][i], 8 * static_cast<int32_t>(i) + 8 * 28);
+}
+
+TEST_F(Allreduce, ConcurrentOperations) {
+  testing::Cluster cluster(Options());
+  const int kOps = 6;
+  const size_t n = 3000;
+  std::vector<std::vector<std::vector<int32_t>>> in(cluster.size()), out(cluster.size());
+  for (int r = 0; r < cluster.size(); ++r) {
+    for (int k = 0; k < kOps; ++k) {
+      in[r].push_back(IntInput(r * 100 + k, n + k));
+      out[r].emplace_back(n + k);
+    }
+  }
+  cluster.Run([&](int r) {
+    std::vector<Work> work;
+    for (int k = 0; k < kOps; ++k) {
+      auto w = cluster.comm(r).AllReduceAsync(in[r][k].data(), out[r][k].data(), n + k,
+                                              DataType::kInt32);
+      ASSERT_TRUE(w.ok()) << w.status();
+      work.push_back(*w);
+    }
+    for (Work& w : work) ASSERT_TRUE(w.Wait(absl::Seconds(60)).ok());
+    EXPECT_TRUE(work.back().Test());
+  });
+  for (int k = 0; k < kOps; ++k) {
+    std::vector<int32_t> expected(n + k, 0);
+    for (int r = 0; r < cluster.size(); ++r) {
+      for (size_t i = 0; i < n + k; ++i) expected[i] += in[r][k][i];
+    }
+    for (int r = 0; r < cluster.size(); ++r) ASSERT_EQ(out[r][k], expected) << r << " " << k;
+  }
+}
+
+TEST_F(Allreduce, SmallTensorsInAGroupAreFused) {
+  testing::Cluster cluster(Options());
+  const int kOps = 20;
+  std::vector<std::vector<std::vector<int32_t>>> in(cluster.size()), out(cluster.size());
+  for (int r = 0; r < cluster.size(); ++r) {
+    for (int k = 0; k < kOps; ++k) {
+      in[r].push_back(IntInput(r * 31 + k, 10 + k));
+      out[r].emplace_back(10 + k);
+    }
+  }
+  cluster.Run([&](int r) {
+    Communicator& c = cluster.comm(r);
+    ASSERT_TRUE(c.GroupStart().ok());
+    std::vector<Work> work;
+    for (int k = 0; k < kOps; ++k) {
+      work.push_back(
+          *c.AllReduceAsync(in[r][k].data(), out[r][k].data(), 10 + k, DataType::kInt32));
+    }
+    ASSERT_TRUE(c.GroupEnd().ok());
+    for (Work& w : work) ASSERT_TRUE(w.Wait(absl::Seconds(60)).ok());
+    EXPECT_EQ(c.stats().fused_operations, static_cast<uint64_t>(kOps));
+  });
+  for (int k = 0; k < kOps; ++k) {
+    std::vector<int32_t> expected(10 + k, 0);
+    for (int r = 0; r < cluster.size(); ++r) {
+      for (int i = 0; i < 10 + k; ++i) expected[i] += in[r][k][i];
+    }
+    for (int r = 0; r < cluster.size(); ++r) ASSERT_EQ(out[r][k], expected);
+  }
+}
+
+TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
+  auto o = Options();
+  o.impairment = {0.01, 0.01, 0.01};
+  o.comm.rto = absl::Milliseconds(5);
+  testing::Cluster cluster(o);
+  const size_t n = 64 * 2000;
+  std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
+  std::vector<std::vector<float>> fin, fout(cluster.size(), std::vector<float>(n));
+  for (int r = 0; r < cluster.size(); ++r) {
+    in.push_back(IntInput(r, n));
+    fin.push_back(FloatInput(r, n));
+  }
+  cluster.Run([&](int r) {
+    ASSERT_TRUE(cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kInt32).ok());
+    ASSERT_TRUE(
+        cluster.comm(r).AllReduce(fin[r].data(), fout[r].data(), n, DataType::kFloat32).ok());
+  });
+  std::vector<int32_t> expected(n, 0);
+  for (const auto& v : in) {
+    for (size_t i = 0; i < n; ++i) expected[i] += v[i];
+  }
+  uint64_t retransmissions = 0;
+  for (int r = 0; r < cluster.size(); ++r) {
+    ASSERT_EQ(out[r], expected) << "rank " << r;
+    ASSERT_EQ(fout[r], fout[0]) << "rank " << r;
+    retransmissions += cluster.comm(r).stats().retransmissions;
+  }
+  ExpectFloatSum(fin, fout[0], 64);
+  const transport::FabricStats f = cluster.fabric().stats();
+  EXPECT_GT(f.lost, 0u);
+  EXPECT_GT(f.duplicated, 0u);
+  EXPECT_GT(f.reordered, 0u);
+  EXPECT_GT(retransmissions, 0u);
+}
+
+TEST_F(Allreduce, ADeadRankEndsEveryOtherRankWithAnError) {
+  auto o = Options();
+  o.comm.timeout = absl::Seconds(1);
+  testing::Cluster cluster(o);
+  const size_t n = 64 * 100;
+  cluster.Kill(2);
+  std::vector<absl::Status> status(cluster.size());
+  std::vector<absl::Duration> took(cluster.size());
+  cluster.Run([&](int r) {
+    if (r == 2) return;
+    std::vector<int32_t> v(n, r);
+    const absl::Time start = absl::Now();
+    status[r] = cluster.comm(r).AllReduce(v.data(), v.data(), n, DataType::kInt32);
+    took[r] = absl::Now() - start;
+  });
+  for (int r = 0; r < cluster.size(); ++r) {
+    if (r == 2) continue;
+    EXPECT_EQ(status[r].code(), absl::StatusCode::kDeadlineExceeded) << status[r];
+    EXPECT_THAT(status[r].message(), HasSubstr("allreduce 1"));
+    EXPECT_LT(took[r], absl::Seconds(2)) << "rank " << r;
+  }
+  // A failed communicator refuses further operations with the reason.
+  int32_t x = 1;
+  EXPECT_FALSE(cluster.comm(0).AllReduce(&x, &x, 1, DataType::kInt32).ok());
+}
+
+TEST_F(Allreduce, BadArgumentsAreRejected) {
+  testing::Cluster cluster(Options());
+  float a[4] = {1, 2, 3, 4};
+  Communicator& c = cluster.comm(0);
+  EXPECT_EQ(c.AllReduce(nullptr, a, 4, DataType::kFloat32).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.AllReduce(a, a + 1, 3, DataType::kFloat32).message(), HasSubstr("overlap"));
+  EXPECT_EQ(c.AllReduce(a, a, 4, static_cast<DataType>(9)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.GroupEnd().code(), absl::StatusCode::kFailedPrecondition);
+  c.Abort();
+  EXPECT_EQ(c.AllReduce(a, a, 4, DataType::kFloat32).code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(Allreduce, NonFiniteInputIsReportedNotHung) {
+  testing::Cluster cluster(Options());
+  const size_t n = 200;
+  std::vector<std::vector<float>> in, out(cluster.size(), std::vector<float>(n));
+  for (int r = 0; r < cluster.size(); ++r) in.push_back(FloatInput(r, n));
+  in[4][130] = std::nanf("");
+  std::vector<absl::Status> status(cluster.size());
+  cluster.Run([&](int r) {
+    status[r] = cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kFloat32);
+  });
+  EXPECT_THAT(status[4].message(), HasSubstr("128-191"));
+  // The others complete: rank 4 still contributed (saturated).
+  EXPECT_TRUE(status[0].ok()) << status[0];
+}
+
+}  // namespace
+}  // namespace grid

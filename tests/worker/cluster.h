@@ -1,0 +1,109 @@
+// A whole job in one process for tests: a planned topology, the reference
+// switch pipelines on a loopback fabric, the root engine on its own thread,
+// and one Communicator per rank.
+#ifndef GRID_TESTS_WORKER_CLUSTER_H_
+#define GRID_TESTS_WORKER_CLUSTER_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grid/communicator.h"
+#include "grid/control.h"
+#include "grid/planner.h"
+#include "grid/topology.h"
+#include "gtest/gtest.h"
+#include "root/engine.h"
+#include "transport/loopback.h"
+
+namespace grid::testing {
+
+struct ClusterOptions {
+  std::string topology = "testbed";
+  std::string planner = "grid";
+  int workers = 8;
+  uint32_t slots = 64;
+  uint16_t elements = 64;
+  transport::Impairment impairment;
+  CommunicatorOptions comm;
+};
+
+class Cluster {
+ public:
+  explicit Cluster(ClusterOptions o) : options_(o) {
+    topo_ = *topology::GenerateTopology(o.topology);
+    auto job = planner::MakeJob(topo_, o.workers, std::nullopt, 1);
+    auto planner = planner::PlannerRegistry::WithBuiltins().Create(o.planner);
+    plan_ = *(*planner)->Plan(topo_, *job);
+    control::JobParams params;
+    params.job_id = 3;
+    params.token = 0x5eed;
+    params.slots = o.slots;
+    params.elements = o.elements;
+    auto switches = control::BuildSwitchConfigs(topo_, plan_, params);
+    EXPECT_TRUE(switches.ok()) << switches.status();
+    workers_ = *control::BuildWorkerConfigs(topo_, plan_, params);
+    root_config_ = *control::BuildRootConfig(topo_, plan_, params);
+    fabric_ = *transport::LoopbackFabric::Create(topo_, *switches, o.impairment, 7);
+    root_transport_ = *fabric_->Attach(root_config_.node);
+    root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
+    root_thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        if (!root_->Poll()) root_transport_->WaitReadable(absl::Milliseconds(2));
+      }
+    });
+    for (int r = 0; r < o.workers; ++r) {
+      auto comm = Communicator::Create(workers_[r], *fabric_->Attach(workers_[r].node), o.comm);
+      EXPECT_TRUE(comm.ok()) << comm.status();
+      comms_.push_back(std::move(*comm));
+    }
+  }
+
+  ~Cluster() {
+    comms_.clear();
+    StopRoot();
+  }
+
+  // Stops the root's thread (so its counters can be read).
+  const root::RootStats& StopRoot() {
+    stop_.store(true);
+    if (root_thread_.joinable()) root_thread_.join();
+    return root_->stats();
+  }
+
+  int size() const { return static_cast<int>(comms_.size()); }
+  Communicator& comm(int rank) { return *comms_[rank]; }
+  // Runs fn(rank) on one thread per rank.
+  void Run(const std::function<void(int)>& fn) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size(); ++r) threads.emplace_back([&, r] { fn(r); });
+    for (auto& t : threads) t.join();
+  }
+  // Kills a rank: its communicator aborts and the fabric cuts it off.
+  void Kill(int rank) {
+    fabric_->Disconnect(workers_[rank].node);
+    comms_[rank]->Abort();
+  }
+  transport::LoopbackFabric& fabric() { return *fabric_; }
+  const planner::Plan& plan() const { return plan_; }
+
+ private:
+  ClusterOptions options_;
+  topology::Topology topo_;
+  planner::Plan plan_;
+  std::vector<control::WorkerConfig> workers_;
+  control::RootConfig root_config_;
+  std::unique_ptr<transport::LoopbackFabric> fabric_;
+  std::unique_ptr<Transport> root_transport_;
+  std::unique_ptr<root::RootEngine> root_;
+  std::thread root_thread_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::unique_ptr<Communicator>> comms_;
+};
+
+}  // namespace grid::testing
+
+#endif  // GRID_TESTS_WORKER_CLUSTER_H_
