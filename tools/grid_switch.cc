@@ -37,95 +37,22 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
+#include "switch_common.h"
 #include "util/random.h"
 
 namespace {
 
 using grid::sw::Pipeline;
+using grid::tools::Fail;
+using grid::tools::Impairment;
+using grid::tools::ParseImpairment;
+using grid::tools::TokenBucket;
 
-std::atomic<bool> g_stop{false}, g_dump{false}, g_reload{false};
-
-void OnSignal(int sig) {
-  if (sig == SIGUSR1) {
-    g_dump = true;
-  } else if (sig == SIGHUP) {
-    g_reload = true;
-  } else {
-    g_stop = true;
-  }
-}
-
-[[noreturn]] void Fail(const std::string& message) {
-  std::fprintf(stderr, "grid-switch: %s\n", message.c_str());
-  std::exit(2);
-}
-
-// Per-port impairments, applied on transmit: links of a chosen quality and
-// speed, emulated on one machine.
-struct Impairment {
-  double loss = 0, duplicate = 0, reorder = 0;
-  double gbps = 0;  // 0: no rate limit
-};
-
-Impairment ParseImpairment(const std::string& text, uint16_t* port) {
-  const size_t colon = text.find(':');
-  int p = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &p) || p < 0 ||
-      p > 65535) {
-    Fail("--impair=" + text + ": expected PORT:key=value,...");
-  }
-  *port = static_cast<uint16_t>(p);
-  Impairment imp;
-  for (absl::string_view kv : absl::StrSplit(text.substr(colon + 1), ',', absl::SkipEmpty())) {
-    const std::vector<std::string> parts = absl::StrSplit(kv, '=');
-    double v = 0;
-    if (parts.size() != 2 || !absl::SimpleAtod(parts[1], &v) || v < 0) {
-      Fail("--impair=" + text + ": \"" + std::string(kv) + "\" is not key=number");
-    }
-    if (parts[0] == "loss") {
-      imp.loss = v;
-    } else if (parts[0] == "dup") {
-      imp.duplicate = v;
-    } else if (parts[0] == "reorder") {
-      imp.reorder = v;
-    } else if (parts[0] == "gbps") {
-      imp.gbps = v;
-    } else {
-      Fail("--impair=" + text + ": unknown key \"" + parts[0] + "\" (loss, dup, reorder, gbps)");
-    }
-  }
-  return imp;
-}
-
-// A token bucket in bits, refilled from the steady clock.
-class TokenBucket {
- public:
-  void Configure(double gbps, double burst_bits) {
-    rate_bits_per_ns_ = gbps;  // 1 Gbps = 1 bit/ns
-    burst_ = burst_bits;
-    tokens_ = burst_bits;
-    last_ = Now();
-  }
-  bool limited() const { return rate_bits_per_ns_ > 0; }
-  bool Take(double bits) {
-    if (!limited()) return true;
-    const uint64_t now = Now();
-    tokens_ = std::min(burst_, tokens_ + static_cast<double>(now - last_) * rate_bits_per_ns_);
-    last_ = now;
-    if (tokens_ < bits) return false;
-    tokens_ -= bits;
-    return true;
-  }
-
- private:
-  static uint64_t Now() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-  }
-  double rate_bits_per_ns_ = 0, burst_ = 0, tokens_ = 0;
-  uint64_t last_ = 0;
-};
+using grid::tools::g_dump;
+using grid::tools::g_reload;
+using grid::tools::g_stop;
+using grid::tools::LoadConfig;
+using grid::tools::Reload;
 
 constexpr size_t kBurst = 32;
 constexpr size_t kMaxQueue = 1024;
@@ -164,27 +91,6 @@ struct Port {
   rte_mbuf* held = nullptr;  // held back one packet, to reorder
   uint64_t impaired_drops = 0, overflow_drops = 0;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) Fail("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// SIGHUP: the table file again, into a running pipeline.
-void Reload(Pipeline& pipeline, const std::string& path) {
-  auto reloaded = grid::sw::ParseConfigJson(ReadFile(path));
-  absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
-  std::fprintf(stderr, "grid-switch: reload %s: %s\n", path.c_str(), s.ToString().c_str());
-}
-
-grid::sw::SwitchConfig LoadConfig(const std::string& path) {
-  auto config = grid::sw::ParseConfigJson(ReadFile(path));
-  if (!config.ok()) Fail(path + ": " + std::string(config.status().message()));
-  return *std::move(config);
-}
 
 }  // namespace
 
@@ -387,39 +293,22 @@ int WorkerLoop(void* arg) {
 }
 
 int main(int argc, char** argv) {
+  // Ports over kernel UDP sockets need no DPDK at all.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]).rfind("--udp-port=", 0) == 0) {
+      return grid::tools::RunUdpSwitch(argc, argv);
+    }
+  }
   const int eal = rte_eal_init(argc, argv);
   if (eal < 0) Fail(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
   argc -= eal;
   argv += eal;
 
-  std::string config_path;
-  double capacity_gbps = 0;
-  int idle_us = 50;
-  std::vector<std::pair<uint16_t, Impairment>> impairments;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* flag) -> std::optional<std::string> {
-      const std::string prefix = std::string(flag) + "=";
-      if (arg.rfind(prefix, 0) != 0) return std::nullopt;
-      return arg.substr(prefix.size());
-    };
-    if (auto v = value("--config")) {
-      config_path = *v;
-    } else if (auto v2 = value("--impair")) {
-      uint16_t port = 0;
-      Impairment imp = ParseImpairment(*v2, &port);
-      impairments.emplace_back(port, imp);
-    } else if (auto v3 = value("--capacity-gbps")) {
-      if (!absl::SimpleAtod(*v3, &capacity_gbps) || capacity_gbps < 0)
-        Fail("--capacity-gbps: not a number");
-    } else if (auto v4 = value("--idle-us")) {
-      if (!absl::SimpleAtoi(*v4, &idle_us) || idle_us < 0) Fail("--idle-us: not a number");
-    } else {
-      Fail("unknown argument \"" + arg +
-           "\" (after --: --config, --impair, --capacity-gbps, --idle-us)");
-    }
-  }
-  if (config_path.empty()) Fail("--config=FILE is required");
+  const grid::tools::SwitchFlags flags = grid::tools::ParseSwitchFlags(argc, argv);
+  const std::string& config_path = flags.config_path;
+  const double capacity_gbps = flags.capacity_gbps;
+  const int idle_us = flags.idle_us;
+  const auto& impairments = flags.impairments;
   const grid::sw::SwitchConfig config = LoadConfig(config_path);
   if (absl::Status st = grid::sw::ValidateConfig(config); !st.ok()) Fail(std::string(st.message()));
   const uint16_t ports = config.num_ports;
@@ -466,10 +355,7 @@ int main(int argc, char** argv) {
                                                     static_cast<uint16_t>(w), port_state,
                                                     capacity_gbps / workers, 0x5eed + w));
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGUSR1, OnSignal);
-  std::signal(SIGHUP, OnSignal);
+  grid::tools::InstallSignals();
   std::fprintf(stderr, "grid-switch: %s, %u ports, %u pipeline lcore(s), running\n",
                config.name.c_str(), ports, workers);
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,8 +35,16 @@ struct AllreduceOptions {
   absl::Duration timeout = absl::ZeroDuration();
 };
 
-// The engine's tunables, in one place (docs/worker.md explains each).
+// Who this rank is and how it finds its job, then the engine's tunables, in
+// one place (docs/worker.md explains each).
 struct CommunicatorOptions {
+  // Bootstrap (Create(options) and FromEnvironment only).
+  int rank = -1;
+  int world_size = -1;    // checked against the job's config when >= 0
+  std::string store;      // "file:DIR" or "tcp:HOST:PORT" (grid/store.h)
+  std::string transport;  // overrides the store's grid/transport/<rank>
+  absl::Duration bootstrap_timeout = absl::Seconds(60);
+
   absl::Duration timeout = absl::Seconds(30);  // default per operation
   // In-flight chunks: at most the pool size P. 0 = P. The window then
   // adapts (AIMD) between 1 and this.
@@ -95,6 +104,18 @@ class Communicator {
   static absl::StatusOr<std::unique_ptr<Communicator>> Create(const control::WorkerConfig& config,
                                                               std::unique_ptr<Transport> transport,
                                                               CommunicatorOptions options = {});
+  // A rank that fetches its config ("grid/worker/<rank>") and transport spec
+  // ("grid/transport/<rank>", unless options.transport is set) from the
+  // rendezvous store that the controller filled.
+  static absl::StatusOr<std::unique_ptr<Communicator>> Create(CommunicatorOptions options);
+  // Create() with options from the environment: GRID_RANK, GRID_WORLD_SIZE,
+  // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US;
+  // the rank and size also from torchrun (RANK, WORLD_SIZE), mpirun
+  // (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID, SLURM_NTASKS), and
+  // the store from MASTER_ADDR with port MASTER_PORT + 1.
+  static absl::StatusOr<std::unique_ptr<Communicator>> FromEnvironment(
+      CommunicatorOptions base = {});
+  static absl::StatusOr<CommunicatorOptions> OptionsFromEnvironment(CommunicatorOptions base = {});
 
   ~Communicator();  // Shutdown()
   Communicator(const Communicator&) = delete;

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -79,6 +81,13 @@ struct RootConfig {
   wire::MacAddress mac{};
   std::vector<Contributor> contributors;  // index = contributor bit
 };
+
+// JSON forms, "grid-worker/1" and "grid-root/1" (docs/worker.md). Parsing
+// checks every field and names the one at fault.
+std::string WorkerConfigToJson(const WorkerConfig& config);
+absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text);
+std::string RootConfigToJson(const RootConfig& config);
+absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text);
 
 absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topology,
                                                              const planner::Plan& plan,

@@ -8,9 +8,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 
@@ -35,7 +38,24 @@ class Transport {
 
   // One line for logs and errors: the kind and its endpoint.
   virtual std::string Describe() const = 0;
+
+  // A file descriptor that poll() reports readable when frames arrive, so
+  // one thread can wait on several transports; -1 when there is none.
+  virtual int PollFd() const { return -1; }
 };
+
+// Opens a transport from a spec string (docs/worker.md, "Transports"):
+//   udp:bind=IP:PORT[,route=IP@HOST:PORT]...
+//       kernel UDP sockets; a GRID datagram goes to its frame's destination
+//       IP (or where a route sends that IP), and what arrives is given back
+//       as a frame.
+//   udp-link:bind=HOST:PORT,peer=HOST:PORT
+//       whole frames over one kernel UDP socket to one neighbour: a point to
+//       point link, for emulated fabrics (grid-switch --udp-port).
+// Both take fault injection for emulated links: loss=P, dup=P, reorder=P
+// (probabilities per frame sent) and seed=N.
+// The error names the spec and the part at fault.
+absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec);
 
 }  // namespace grid
 

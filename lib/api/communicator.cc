@@ -2,11 +2,14 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "grid/store.h"
 #include "worker/engine.h"
 #include "worker/op_state.h"
 
@@ -258,6 +261,107 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
   }
   return std::unique_ptr<Communicator>(
       new Communicator(std::make_unique<Impl>(config, std::move(transport), options)));
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorOptions options) {
+  if (options.rank < 0) {
+    return absl::InvalidArgumentError("options: rank is not set (GRID_RANK, RANK, ...)");
+  }
+  if (options.store.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d options: no store (GRID_STORE or MASTER_ADDR)", options.rank));
+  }
+  auto store = OpenStore(options.store);
+  if (!store.ok()) return store.status();
+  auto text =
+      (*store)->Get(absl::StrFormat("grid/worker/%d", options.rank), options.bootstrap_timeout);
+  if (!text.ok()) return text.status();
+  auto config = control::ParseWorkerConfigJson(*text);
+  if (!config.ok()) return config.status();
+  if (config->rank != options.rank) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: the store's config is for rank %d", options.rank, config->rank));
+  }
+  if (options.world_size >= 0 && config->world != options.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: world size %d, but the job has %d workers", options.rank,
+                        options.world_size, config->world));
+  }
+  std::string spec = options.transport;
+  if (spec.empty()) {
+    auto stored = (*store)->Get(absl::StrFormat("grid/transport/%d", options.rank),
+                                options.bootstrap_timeout);
+    if (!stored.ok()) return stored.status();
+    spec = *stored;
+    while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
+  }
+  auto transport = OpenTransport(spec);
+  if (!transport.ok()) return transport.status();
+  return Create(*config, *std::move(transport), options);
+}
+
+namespace {
+
+const char* FirstEnv(std::initializer_list<const char*> names, const char** which) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v != nullptr && *v != '\0') {
+      *which = n;
+      return v;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(CommunicatorOptions o) {
+  const char* which = nullptr;
+  auto integer = [&](std::initializer_list<const char*> names, int64_t lo, int64_t hi,
+                     int64_t* out) -> absl::Status {
+    const char* v = FirstEnv(names, &which);
+    if (v == nullptr) return absl::OkStatus();
+    int64_t x = 0;
+    if (!absl::SimpleAtoi(v, &x) || x < lo || x > hi) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "environment %s=\"%s\": expected an integer in [%d, %d]", which, v, lo, hi));
+    }
+    *out = x;
+    return absl::OkStatus();
+  };
+  int64_t rank = o.rank, world = o.world_size, timeout_ms = -1, window = -1, rto_us = -1;
+  for (const absl::Status& s :
+       {integer({"GRID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, 0, 65534, &rank),
+        integer({"GRID_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1, 65535,
+                &world),
+        integer({"GRID_TIMEOUT_MS"}, 1, int64_t{1} << 40, &timeout_ms),
+        integer({"GRID_WINDOW"}, 0, 65536, &window),
+        integer({"GRID_RTO_US"}, 1, int64_t{1} << 40, &rto_us)}) {
+    if (!s.ok()) return s;
+  }
+  o.rank = static_cast<int>(rank);
+  o.world_size = static_cast<int>(world);
+  if (timeout_ms > 0) o.timeout = absl::Milliseconds(timeout_ms);
+  if (window >= 0) o.window = static_cast<uint32_t>(window);
+  if (rto_us > 0) {
+    o.rto = absl::Microseconds(rto_us);
+    o.max_rto = std::max(o.max_rto, o.rto);
+  }
+  if (const char* v = FirstEnv({"GRID_STORE"}, &which)) {
+    o.store = v;
+  } else if (const char* addr = FirstEnv({"MASTER_ADDR"}, &which)) {
+    int64_t port = 29500;
+    if (absl::Status s = integer({"MASTER_PORT"}, 1, 65534, &port); !s.ok()) return s;
+    o.store = absl::StrFormat("tcp:%s:%d", addr, port + 1);
+  }
+  if (const char* v = FirstEnv({"GRID_TRANSPORT"}, &which)) o.transport = v;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> Communicator::FromEnvironment(
+    CommunicatorOptions base) {
+  auto options = OptionsFromEnvironment(std::move(base));
+  if (!options.ok()) return options.status();
+  return Create(*std::move(options));
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -1,0 +1,228 @@
+// "grid-worker/1" and "grid-root/1": the configs the controller publishes
+// for workers and the root (docs/worker.md).
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+#include "grid/control.h"
+
+namespace grid::control {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+absl::Status Error(const std::string& what, const std::string& where, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s config: %s: %s", what, where, why));
+}
+
+// A reader that remembers the first error, so field lists stay flat.
+class Reader {
+ public:
+  Reader(const Json& doc, std::string what, std::string prefix = "")
+      : doc_(doc), what_(std::move(what)), prefix_(std::move(prefix)) {}
+
+  template <typename T>
+  void Uint(const char* key, uint64_t max, T* out) {
+    if (!status_.ok()) return;
+    if (!doc_.contains(key)) {
+      status_ = Error(what_, prefix_ + key, "missing");
+      return;
+    }
+    const Json& v = doc_[key];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
+      status_ = Error(what_, prefix_ + key, absl::StrFormat("must be an integer in [0, %d]", max));
+      return;
+    }
+    *out = static_cast<T>(v.get<uint64_t>());
+  }
+  void Node(const char* key, topology::NodeId* out) {
+    uint64_t v = 0;
+    Uint(key, topology::kMaxNodes - 1, &v);
+    *out = static_cast<topology::NodeId>(v);
+  }
+  void Ip(const char* key, uint32_t* out) {
+    std::string text;
+    if (!String(key, &text)) return;
+    auto ip = sw::ParseIp(text);
+    if (!ip.ok())
+      status_ = Error(what_, prefix_ + key, std::string(ip.status().message()));
+    else
+      *out = *ip;
+  }
+  void Mac(const char* key, wire::MacAddress* out) {
+    std::string text;
+    if (!String(key, &text)) return;
+    auto mac = sw::ParseMac(text);
+    if (!mac.ok())
+      status_ = Error(what_, prefix_ + key, std::string(mac.status().message()));
+    else
+      *out = *mac;
+  }
+  void Bool(const char* key, bool* out) {
+    if (!status_.ok()) return;
+    if (!doc_.contains(key) || !doc_[key].is_boolean()) {
+      status_ = Error(what_, prefix_ + key, "must be true or false");
+      return;
+    }
+    *out = doc_[key].get<bool>();
+  }
+  void Fail(const std::string& key, const std::string& why) {
+    if (status_.ok()) status_ = Error(what_, prefix_ + key, why);
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  bool String(const char* key, std::string* out) {
+    if (!status_.ok()) return false;
+    if (!doc_.contains(key) || !doc_[key].is_string()) {
+      status_ = Error(what_, prefix_ + key, "must be a string");
+      return false;
+    }
+    *out = doc_[key].get<std::string>();
+    return true;
+  }
+
+  const Json& doc_;
+  std::string what_, prefix_;
+  absl::Status status_;
+};
+
+absl::StatusOr<Json> Document(std::string_view text, const char* what, const char* format) {
+  Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Error(what, "(document)", "not a JSON object");
+  }
+  if (!doc.contains("format") || doc["format"] != format) {
+    return Error(what, "format", absl::StrFormat("must be \"%s\"", format));
+  }
+  return doc;
+}
+
+}  // namespace
+
+std::string WorkerConfigToJson(const WorkerConfig& c) {
+  Json doc;
+  doc["format"] = "grid-worker/1";
+  doc["job_id"] = c.job_id;
+  doc["token"] = c.token;
+  doc["rank"] = c.rank;
+  doc["world"] = c.world;
+  doc["node"] = c.node;
+  doc["aggregator"] = c.aggregator;
+  doc["root"] = c.root;
+  doc["up_label"] = c.up_label;
+  doc["next_path"] = c.next_path;
+  doc["fan_in"] = c.fan_in;
+  doc["slots"] = c.slots;
+  doc["elements"] = c.elements;
+  doc["ip"] = sw::IpToString(c.ip);
+  doc["aggregator_ip"] = sw::IpToString(c.aggregator_ip);
+  doc["mac"] = sw::MacToString(c.mac);
+  doc["next_hop_mac"] = sw::MacToString(c.next_hop_mac);
+  return doc.dump(2) + "\n";
+}
+
+absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text) {
+  auto doc = Document(text, "worker", "grid-worker/1");
+  if (!doc.ok()) return doc.status();
+  WorkerConfig c;
+  Reader r(*doc, "worker");
+  r.Uint("job_id", 65535, &c.job_id);
+  r.Uint("token", 0xffffffffu, &c.token);
+  r.Uint("rank", 65534, &c.rank);
+  r.Uint("world", 65535, &c.world);
+  r.Node("node", &c.node);
+  r.Node("aggregator", &c.aggregator);
+  r.Node("root", &c.root);
+  r.Uint("up_label", 65535, &c.up_label);
+  r.Uint("next_path", 65535, &c.next_path);
+  r.Uint("fan_in", 65535, &c.fan_in);
+  r.Uint("slots", 65536, &c.slots);
+  r.Uint("elements", wire::kMaxElements, &c.elements);
+  r.Ip("ip", &c.ip);
+  r.Ip("aggregator_ip", &c.aggregator_ip);
+  r.Mac("mac", &c.mac);
+  r.Mac("next_hop_mac", &c.next_hop_mac);
+  if (!r.status().ok()) return r.status();
+  if (c.world == 0 || c.rank >= c.world) r.Fail("rank", "must be below world");
+  if (c.slots == 0) r.Fail("slots", "must be at least 1");
+  if (c.elements == 0) r.Fail("elements", "must be at least 1");
+  if (c.fan_in == 0) r.Fail("fan_in", "must be at least 1");
+  if (c.up_label == 0) r.Fail("up_label", "labels start at 1");
+  if (!r.status().ok()) return r.status();
+  return c;
+}
+
+std::string RootConfigToJson(const RootConfig& c) {
+  Json doc;
+  doc["format"] = "grid-root/1";
+  doc["job_id"] = c.job_id;
+  doc["token"] = c.token;
+  doc["world"] = c.world;
+  doc["node"] = c.node;
+  doc["slots"] = c.slots;
+  doc["elements"] = c.elements;
+  doc["ip"] = sw::IpToString(c.ip);
+  doc["mac"] = sw::MacToString(c.mac);
+  Json list = Json::array();
+  for (const RootConfig::Contributor& k : c.contributors) {
+    Json e;
+    e["node"] = k.node;
+    e["is_switch"] = k.is_switch;
+    e["rank"] = k.rank;
+    e["result_label"] = k.result_label;
+    e["ip"] = sw::IpToString(k.ip);
+    e["next_hop_mac"] = sw::MacToString(k.next_hop_mac);
+    list.push_back(e);
+  }
+  doc["contributors"] = list;
+  return doc.dump(2) + "\n";
+}
+
+absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
+  auto doc = Document(text, "root", "grid-root/1");
+  if (!doc.ok()) return doc.status();
+  RootConfig c;
+  Reader r(*doc, "root");
+  r.Uint("job_id", 65535, &c.job_id);
+  r.Uint("token", 0xffffffffu, &c.token);
+  r.Uint("world", 65535, &c.world);
+  r.Node("node", &c.node);
+  r.Uint("slots", 65536, &c.slots);
+  r.Uint("elements", wire::kMaxElements, &c.elements);
+  r.Ip("ip", &c.ip);
+  r.Mac("mac", &c.mac);
+  if (!r.status().ok()) return r.status();
+  if (c.slots == 0) r.Fail("slots", "must be at least 1");
+  if (c.elements == 0) r.Fail("elements", "must be at least 1");
+  if (!doc->contains("contributors") || !(*doc)["contributors"].is_array() ||
+      (*doc)["contributors"].empty() || (*doc)["contributors"].size() > 65535) {
+    r.Fail("contributors", "must be an array of 1 to 65535 entries");
+  }
+  if (!r.status().ok()) return r.status();
+  const Json& list = (*doc)["contributors"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = absl::StrFormat("contributors[%d].", i);
+    if (!list[i].is_object()) return Error("root", where, "must be an object");
+    RootConfig::Contributor k;
+    Reader e(list[i], "root", where);
+    e.Node("node", &k.node);
+    e.Bool("is_switch", &k.is_switch);
+    e.Uint("rank", 65534, &k.rank);
+    e.Uint("result_label", 65535, &k.result_label);
+    e.Ip("ip", &k.ip);
+    e.Mac("next_hop_mac", &k.next_hop_mac);
+    if (e.status().ok() && !k.is_switch && k.rank >= c.world) e.Fail("rank", "must be below world");
+    if (e.status().ok() && k.result_label == 0) e.Fail("result_label", "labels start at 1");
+    if (!e.status().ok()) return e.status();
+    for (const RootConfig::Contributor& other : c.contributors) {
+      if (k.is_switch ? other.is_switch && other.ip == k.ip
+                      : !other.is_switch && other.rank == k.rank) {
+        return Error("root", where + (k.is_switch ? "ip" : "rank"), "listed twice");
+      }
+    }
+    c.contributors.push_back(k);
+  }
+  return c;
+}
+
+}  // namespace grid::control

@@ -1,0 +1,299 @@
+// Kernel UDP sockets, moved in batches with sendmmsg/recvmmsg.
+#include "transport/udp.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "grid/switch.h"
+#include "grid/transport.h"
+#include "grid/wire.h"
+#include "util/random.h"
+
+namespace grid::transport {
+namespace {
+
+constexpr size_t kBatch = 32;
+constexpr size_t kBufferBytes = wire::kMaxFrameBytes + 64;
+
+absl::StatusOr<sockaddr_in> ParseHostPort(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  uint32_t port = 0;
+  if (colon == std::string_view::npos ||
+      !absl::SimpleAtoi(absl::string_view(text.data() + colon + 1, text.size() - colon - 1),
+                        &port) ||
+      port > 65535) {
+    return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not HOST:PORT", text));
+  }
+  auto ip = sw::ParseIp(text.substr(0, colon));
+  if (!ip.ok()) return ip.status();
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(*ip);
+  return a;
+}
+
+std::string Format(const sockaddr_in& a) {
+  return absl::StrFormat("%s:%d", sw::IpToString(ntohl(a.sin_addr.s_addr)), ntohs(a.sin_port));
+}
+
+class UdpTransport final : public Transport {
+ public:
+  UdpTransport(int fd, UdpSpec spec) : fd_(fd), spec_(std::move(spec)) {
+    for (size_t i = 0; i < kBatch; ++i) {
+      rx_iov_[i] = {rx_buf_[i].data(), kBufferBytes};
+      rx_msg_[i].msg_hdr.msg_iov = &rx_iov_[i];
+      rx_msg_[i].msg_hdr.msg_iovlen = 1;
+      rx_msg_[i].msg_hdr.msg_name = &rx_from_[i];
+      rx_msg_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    }
+  }
+  ~UdpTransport() override { ::close(fd_); }
+
+  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+    if (spec_.loss > 0 || spec_.duplicate > 0 || spec_.reorder > 0) return SendImpaired(frames);
+    return SendBatch(frames);
+  }
+
+  size_t SendBatch(absl::Span<const absl::Span<const uint8_t>> frames) {
+    size_t done = 0;
+    while (done < frames.size()) {
+      const size_t n = std::min(kBatch, frames.size() - done);
+      size_t built = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const absl::Span<const uint8_t> f = frames[done + i];
+        if (f.size() < wire::kPayloadOffset) continue;
+        mmsghdr& m = tx_msg_[built];
+        m = {};
+        if (spec_.link) {
+          tx_iov_[built] = {const_cast<uint8_t*>(f.data()), f.size()};
+          tx_to_[built] = spec_.peer;
+        } else {
+          // The GRID datagram, to the frame's destination (or its route).
+          uint32_t dst = 0;
+          uint16_t port = 0;
+          std::memcpy(&dst, f.data() + wire::kIpv4Offset + offsetof(wire::Ipv4Header, dst), 4);
+          std::memcpy(&port, f.data() + wire::kUdpOffset + offsetof(wire::UdpHeader, dst_port), 2);
+          sockaddr_in to{};
+          to.sin_family = AF_INET;
+          to.sin_addr.s_addr = dst;  // both in network order already
+          to.sin_port = port;
+          if (auto r = spec_.routes.find(ntohl(dst)); r != spec_.routes.end()) to = r->second;
+          tx_to_[built] = to;
+          tx_iov_[built] = {const_cast<uint8_t*>(f.data()) + wire::kGridOffset,
+                            f.size() - wire::kGridOffset};
+        }
+        m.msg_hdr.msg_iov = &tx_iov_[built];
+        m.msg_hdr.msg_iovlen = 1;
+        m.msg_hdr.msg_name = &tx_to_[built];
+        m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
+        ++built;
+      }
+      size_t sent = 0;
+      while (sent < built) {
+        const int r =
+            ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          // A full socket buffer, an unreachable peer: the frames are lost
+          // to the network, and loss recovery resends them.
+          break;
+        }
+        sent += static_cast<size_t>(r);
+      }
+      done += n;
+    }
+    return frames.size();
+  }
+
+  // The frames after fault injection: some dropped, some twice, one held
+  // back behind the next (it goes out with the next batch at the latest).
+  size_t SendImpaired(absl::Span<const absl::Span<const uint8_t>> frames) {
+    impaired_.clear();
+    std::vector<uint8_t> held;
+    held.swap(held_);
+    for (absl::Span<const uint8_t> f : frames) {
+      if (rng_.Uniform() < spec_.loss) continue;
+      const int copies = rng_.Uniform() < spec_.duplicate ? 2 : 1;
+      for (int c = 0; c < copies; ++c) {
+        if (held_.empty() && rng_.Uniform() < spec_.reorder) {
+          held_.assign(f.begin(), f.end());
+          continue;
+        }
+        impaired_.emplace_back(f.begin(), f.end());
+      }
+    }
+    if (!held.empty()) impaired_.push_back(std::move(held));
+    std::vector<absl::Span<const uint8_t>> spans(impaired_.begin(), impaired_.end());
+    SendBatch(spans);
+    return frames.size();
+  }
+
+  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    const unsigned want = static_cast<unsigned>(std::min(max, kBatch));
+    for (unsigned i = 0; i < want; ++i) rx_msg_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+    const int r = ::recvmmsg(fd_, rx_msg_.data(), want, MSG_DONTWAIT, nullptr);
+    if (r <= 0) return 0;
+    for (int i = 0; i < r; ++i) {
+      const size_t len = rx_msg_[i].msg_len;
+      if (spec_.link) {
+        on_frame({rx_buf_[i].data(), len});
+        continue;
+      }
+      // A datagram: give it back as the frame it would have been.
+      wire::DatagramView d;
+      if (wire::ParseDatagram({rx_buf_[i].data(), len}, &d) != wire::WireError::kOk) {
+        ++malformed_;
+        continue;
+      }
+      wire::FrameAddress a;
+      a.src_ip = ntohl(rx_from_[i].sin_addr.s_addr);
+      for (const auto& [ip, addr] : spec_.routes) {
+        if (addr.sin_addr.s_addr == rx_from_[i].sin_addr.s_addr &&
+            addr.sin_port == rx_from_[i].sin_port) {
+          a.src_ip = ip;
+        }
+      }
+      a.dst_ip = ntohl(spec_.bind.sin_addr.s_addr);
+      a.src_port = ntohs(rx_from_[i].sin_port);
+      a.dst_port = ntohs(spec_.bind.sin_port);
+      const size_t payload = size_t{d.header.num_elements} * wire::kElementBytes;
+      if (!wire::EncodeFrame(a, d.header, {d.payload, payload}, absl::MakeSpan(frame_)).ok()) {
+        ++malformed_;
+        continue;
+      }
+      on_frame({frame_.data(), wire::FrameBytes(d.header.num_elements)});
+    }
+    return static_cast<size_t>(r);
+  }
+
+  void WaitReadable(absl::Duration timeout) override {
+    pollfd p{fd_, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout))));
+  }
+
+  int PollFd() const override { return fd_; }
+
+  std::string Describe() const override {
+    return spec_.link ? absl::StrFormat("udp-link %s -> %s", Format(spec_.bind), Format(spec_.peer))
+                      : absl::StrFormat("udp %s", Format(spec_.bind));
+  }
+
+ private:
+  int fd_;
+  UdpSpec spec_;
+  std::array<std::array<uint8_t, kBufferBytes>, kBatch> rx_buf_;
+  std::array<iovec, kBatch> rx_iov_{}, tx_iov_{};
+  std::array<mmsghdr, kBatch> rx_msg_{}, tx_msg_{};
+  std::array<sockaddr_in, kBatch> rx_from_{}, tx_to_{};
+  std::array<uint8_t, kBufferBytes> frame_{};
+  uint64_t malformed_ = 0;
+  util::Random rng_{spec_.seed};
+  std::vector<std::vector<uint8_t>> impaired_;
+  std::vector<uint8_t> held_;
+};
+
+}  // namespace
+
+absl::StatusOr<UdpSpec> ParseUdpSpec(std::string_view spec) {
+  UdpSpec out;
+  std::string_view rest;
+  if (spec.substr(0, 9) == "udp-link:") {
+    out.link = true;
+    rest = spec.substr(9);
+  } else if (spec.substr(0, 4) == "udp:") {
+    rest = spec.substr(4);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("transport \"%s\": expected udp:... or udp-link:...", spec));
+  }
+  bool have_bind = false, have_peer = false;
+  for (absl::string_view kv :
+       absl::StrSplit(absl::string_view(rest.data(), rest.size()), ',', absl::SkipEmpty())) {
+    const size_t eq = kv.find('=');
+    const std::string key(kv.substr(0, eq));
+    const std::string value(eq == absl::string_view::npos ? "" : kv.substr(eq + 1));
+    auto bad = [&](const absl::Status& s) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("transport \"%s\": %s: %s", spec, key, s.message()));
+    };
+    if (key == "bind" || key == "peer") {
+      auto a = ParseHostPort(value);
+      if (!a.ok()) return bad(a.status());
+      (key == "bind" ? out.bind : out.peer) = *a;
+      (key == "bind" ? have_bind : have_peer) = true;
+    } else if (key == "loss" || key == "dup" || key == "reorder" || key == "seed") {
+      double v = 0;
+      if (!absl::SimpleAtod(value, &v) || v < 0 || (key != "seed" && v > 1)) {
+        return bad(absl::InvalidArgumentError("expected a probability in [0, 1]"));
+      }
+      if (key == "loss") out.loss = v;
+      if (key == "dup") out.duplicate = v;
+      if (key == "reorder") out.reorder = v;
+      if (key == "seed") out.seed = static_cast<uint64_t>(v);
+    } else if (key == "route" && !out.link) {
+      const size_t at = value.find('@');
+      auto ip = sw::ParseIp(value.substr(0, at == std::string::npos ? value.size() : at));
+      if (at == std::string::npos || !ip.ok()) {
+        return bad(absl::InvalidArgumentError("expected IP@HOST:PORT"));
+      }
+      auto a = ParseHostPort(value.substr(at + 1));
+      if (!a.ok()) return bad(a.status());
+      out.routes[*ip] = *a;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("transport \"%s\": unknown key \"%s\"", spec, key));
+    }
+  }
+  if (!have_bind) {
+    return absl::InvalidArgumentError(absl::StrFormat("transport \"%s\": bind is required", spec));
+  }
+  if (out.link && !have_peer) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("transport \"%s\": udp-link needs peer", spec));
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrFormat("udp socket: %s", std::strerror(errno)));
+  const int buffer = 8 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&spec.bind), sizeof(spec.bind)) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return absl::UnavailableError(
+        absl::StrFormat("udp bind %s: %s", Format(spec.bind), std::strerror(e)));
+  }
+  return std::unique_ptr<Transport>(new UdpTransport(fd, spec));
+}
+
+}  // namespace grid::transport
+
+namespace grid {
+
+absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec) {
+  if (spec.substr(0, 3) == "udp") {
+    auto parsed = transport::ParseUdpSpec(spec);
+    if (!parsed.ok()) return parsed.status();
+    return transport::OpenUdp(*parsed);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("transport \"%s\": unknown kind (udp, udp-link)", spec));
+}
+
+}  // namespace grid

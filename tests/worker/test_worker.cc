@@ -1,0 +1,118 @@
+// One rank of a multi-process test job: joins through the environment
+// (GRID_RANK, GRID_STORE, ...), runs allreduces whose exact answers it can
+// compute (every rank's inputs come from seeds), and checks them.
+//
+//   grid_test_worker [--iterations=3] [--count=20000] [--types=int32,float32]
+//
+// Prints one JSON line; exits 0 when every result is right, 1 when one is
+// wrong, 3 when an operation failed (its status is printed).
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "grid/communicator.h"
+#include "grid/numerics.h"
+#include "tools/flags.h"
+#include "util/random.h"
+
+namespace {
+
+using grid::DataType;
+
+std::vector<int32_t> Ints(int rank, int iteration, size_t n) {
+  grid::util::Random rng(static_cast<uint64_t>(rank) * 7919 + iteration);
+  std::vector<int32_t> v(n);
+  for (int32_t& x : v) x = static_cast<int32_t>(rng.Below(1u << 24)) - (1 << 23);
+  return v;
+}
+
+std::vector<float> Floats(int rank, int iteration, size_t n) {
+  grid::util::Random rng(static_cast<uint64_t>(rank) * 104729 + iteration);
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = static_cast<float>(rng.Uniform(-1, 1) * std::ldexp(1.0, static_cast<int>(i % 13) - 6));
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const grid::tools::Flags flags("grid_test_worker", argc, argv, {"iterations", "count", "types"},
+                                 "usage: grid_test_worker [--iterations=N] [--count=N]\n");
+  const int iterations = static_cast<int>(flags.Int("iterations", 3, 1, 100000));
+  const size_t count = static_cast<size_t>(flags.Int("count", 20000, 0, 1 << 28));
+  const std::vector<std::string> types =
+      absl::StrSplit(flags.String("types", "int32,float32"), ',');
+  auto comm = grid::Communicator::FromEnvironment();
+  if (!comm.ok()) {
+    std::printf("{\"ok\":false,\"error\":\"%s\"}\n", std::string(comm.status().message()).c_str());
+    return 3;
+  }
+  grid::Communicator& c = **comm;
+  const int rank = c.rank(), world = c.world_size();
+  uint64_t wrong = 0;
+  double worst = 0;  // largest |error| / bound
+  absl::Status failure;
+  const absl::Time start = absl::Now();
+  for (int it = 0; it < iterations && failure.ok(); ++it) {
+    for (const std::string& type : types) {
+      if (type == "int32") {
+        std::vector<int32_t> v = Ints(rank, it, count);
+        failure = c.AllReduce(v.data(), v.data(), count, DataType::kInt32);
+        if (!failure.ok()) break;
+        std::vector<int32_t> expected(count, 0);
+        for (int r = 0; r < world; ++r) {
+          const std::vector<int32_t> in = Ints(r, it, count);
+          for (size_t i = 0; i < count; ++i) expected[i] += in[i];
+        }
+        for (size_t i = 0; i < count; ++i) wrong += v[i] != expected[i];
+      } else if (type == "float32") {
+        const std::vector<float> mine = Floats(rank, it, count);
+        std::vector<float> out(count);
+        failure = c.AllReduce(mine.data(), out.data(), count, DataType::kFloat32);
+        if (!failure.ok()) break;
+        std::vector<std::vector<float>> all;
+        for (int r = 0; r < world; ++r) all.push_back(Floats(r, it, count));
+        for (size_t b = 0; b < count; b += 64) {
+          const size_t e = std::min(count, b + 64);
+          uint8_t exponent = 0;
+          for (const auto& in : all) {
+            exponent = std::max(exponent, *grid::numerics::BlockExponent({in.data() + b, e - b}));
+          }
+          for (size_t i = b; i < e; ++i) {
+            double exact = 0, magnitude = 0;
+            for (const auto& in : all) {
+              exact += in[i];
+              magnitude += std::fabs(in[i]);
+            }
+            const double bound = grid::numerics::SumErrorBound(exponent, world, world, magnitude);
+            const double ratio = std::fabs(out[i] - exact) / bound;
+            worst = std::max(worst, ratio);
+            wrong += ratio > 1;
+          }
+        }
+      } else {
+        flags.Fail("--types: unknown type \"" + type + "\"");
+      }
+    }
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const grid::CommunicatorStats s = c.stats();
+  std::printf(
+      "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
+      "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
+      "\"retransmissions\":%llu,\"timeouts\":%llu,\"error\":\"%s\"}\n",
+      rank, failure.ok() && wrong == 0 ? "true" : "false", static_cast<unsigned long long>(wrong),
+      worst, seconds, static_cast<unsigned long long>(s.operations),
+      static_cast<unsigned long long>(s.packets_sent),
+      static_cast<unsigned long long>(s.packets_received),
+      static_cast<unsigned long long>(s.retransmissions),
+      static_cast<unsigned long long>(s.timeouts), std::string(failure.message()).c_str());
+  std::fflush(stdout);
+  if (!failure.ok()) return 3;
+  return wrong == 0 ? 0 : 1;
+}

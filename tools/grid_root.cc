@@ -1,0 +1,92 @@
+// grid-root: the root (parameter server) as its own process. It reads its
+// config and transport from the store the controller filled (or from
+// --config/--transport), then completes chunks until SIGINT/SIGTERM, when it
+// prints its counters as JSON on stdout (SIGUSR1: on stderr, and go on).
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "grid/control.h"
+#include "grid/store.h"
+#include "grid/transport.h"
+#include "root/engine.h"
+#include "tools/flags.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: grid-root (--store=SPEC | --config=root.json --transport=SPEC)\n"
+    "                 [--bootstrap-timeout-ms=60000]\n"
+    "Runs the job's root. The store holds grid/root and grid/root-transport.\n";
+
+volatile std::sig_atomic_t g_stop = 0, g_dump = 0;
+void OnSignal(int sig) {
+  if (sig == SIGUSR1) {
+    g_dump = 1;
+  } else {
+    g_stop = 1;
+  }
+}
+
+std::string StatsJson(const grid::root::RootStats& s) {
+  return absl::StrFormat(
+      "{\"packets_received\":%d,\"packets_sent\":%d,\"bytes_received\":%d,\"bytes_sent\":%d,"
+      "\"contributions\":%d,\"completed\":%d,\"results_resent\":%d,\"duplicates\":%d,"
+      "\"stale\":%d,\"collisions\":%d,\"overflows\":%d,\"malformed\":%d,\"rejected\":%d}",
+      s.packets_received, s.packets_sent, s.bytes_received, s.bytes_sent, s.contributions,
+      s.completed, s.results_resent, s.duplicates, s.stale, s.collisions, s.overflows, s.malformed,
+      s.rejected);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace grid;
+  const tools::Flags flags("grid-root", argc, argv,
+                           {"store", "config", "transport", "bootstrap-timeout-ms"}, kUsage);
+  const absl::Duration wait =
+      absl::Milliseconds(flags.Int("bootstrap-timeout-ms", 60000, 1, 1ll << 40));
+  std::string config_text, spec = flags.String("transport", "");
+  if (auto store_spec = flags.Get("store")) {
+    auto store = OpenStore(*store_spec);
+    if (!store.ok()) flags.Fail(std::string(store.status().message()));
+    auto text = (*store)->Get("grid/root", wait);
+    if (!text.ok()) flags.Fail(std::string(text.status().message()));
+    config_text = *text;
+    if (spec.empty()) {
+      auto t = (*store)->Get("grid/root-transport", wait);
+      if (!t.ok()) flags.Fail(std::string(t.status().message()));
+      spec = *t;
+    }
+  } else {
+    const std::string path = flags.Required("config");
+    std::ifstream in(path);
+    if (!in) flags.Fail("cannot open " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    config_text = ss.str();
+  }
+  while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
+  if (spec.empty()) flags.Fail("--transport is required");
+  auto config = control::ParseRootConfigJson(config_text);
+  if (!config.ok()) flags.Fail(std::string(config.status().message()));
+  auto transport = OpenTransport(spec);
+  if (!transport.ok()) flags.Fail(std::string(transport.status().message()));
+  root::RootEngine engine(*config, transport->get());
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGUSR1, OnSignal);
+  std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
+               config->contributors.size(), (*transport)->Describe().c_str());
+  while (!g_stop) {
+    if (!engine.Poll()) (*transport)->WaitReadable(absl::Milliseconds(5));
+    if (g_dump) {
+      g_dump = 0;
+      std::fprintf(stderr, "%s\n", StatsJson(engine.stats()).c_str());
+    }
+  }
+  std::printf("%s\n", StatsJson(engine.stats()).c_str());
+  return 0;
+}

@@ -1,0 +1,182 @@
+// What grid-switch's DPDK and kernel-UDP port loops share: flags, signals,
+// per-port impairments and rate limits.
+#ifndef GRID_TOOLS_SWITCH_COMMON_H_
+#define GRID_TOOLS_SWITCH_COMMON_H_
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "grid/switch.h"
+
+namespace grid::tools {
+
+[[noreturn]] inline void Fail(const std::string& message) {
+  std::fprintf(stderr, "grid-switch: %s\n", message.c_str());
+  std::exit(2);
+}
+
+// Per-port impairments, applied on transmit: links of a chosen quality and
+// speed, emulated on one machine.
+struct Impairment {
+  double loss = 0, duplicate = 0, reorder = 0;
+  double gbps = 0;  // 0: no rate limit
+};
+
+inline Impairment ParseImpairment(const std::string& text, uint16_t* port) {
+  const size_t colon = text.find(':');
+  int p = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(text.substr(0, colon), &p) || p < 0 ||
+      p > 65535) {
+    Fail("--impair=" + text + ": expected PORT:key=value,...");
+  }
+  *port = static_cast<uint16_t>(p);
+  Impairment imp;
+  for (absl::string_view kv : absl::StrSplit(text.substr(colon + 1), ',', absl::SkipEmpty())) {
+    const std::vector<std::string> parts = absl::StrSplit(kv, '=');
+    double v = 0;
+    if (parts.size() != 2 || !absl::SimpleAtod(parts[1], &v) || v < 0) {
+      Fail("--impair=" + text + ": \"" + std::string(kv) + "\" is not key=number");
+    }
+    if (parts[0] == "loss") {
+      imp.loss = v;
+    } else if (parts[0] == "dup") {
+      imp.duplicate = v;
+    } else if (parts[0] == "reorder") {
+      imp.reorder = v;
+    } else if (parts[0] == "gbps") {
+      imp.gbps = v;
+    } else {
+      Fail("--impair=" + text + ": unknown key \"" + parts[0] + "\" (loss, dup, reorder, gbps)");
+    }
+  }
+  return imp;
+}
+
+// A token bucket in bits, refilled from the steady clock.
+class TokenBucket {
+ public:
+  void Configure(double gbps, double burst_bits) {
+    rate_bits_per_ns_ = gbps;  // 1 Gbps = 1 bit/ns
+    burst_ = burst_bits;
+    tokens_ = burst_bits;
+    last_ = Now();
+  }
+  bool limited() const { return rate_bits_per_ns_ > 0; }
+  bool Take(double bits) {
+    if (!limited()) return true;
+    const uint64_t now = Now();
+    tokens_ = std::min(burst_, tokens_ + static_cast<double>(now - last_) * rate_bits_per_ns_);
+    last_ = now;
+    if (tokens_ < bits) return false;
+    tokens_ -= bits;
+    return true;
+  }
+
+ private:
+  static uint64_t Now() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+  double rate_bits_per_ns_ = 0, burst_ = 0, tokens_ = 0;
+  uint64_t last_ = 0;
+};
+
+// SIGUSR1 dumps the counters, SIGHUP reloads the table file, SIGINT and
+// SIGTERM stop.
+inline std::atomic<bool> g_stop{false}, g_dump{false}, g_reload{false};
+
+inline void OnSignal(int sig) {
+  if (sig == SIGUSR1) {
+    g_dump = true;
+  } else if (sig == SIGHUP) {
+    g_reload = true;
+  } else {
+    g_stop = true;
+  }
+}
+
+inline void InstallSignals() {
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) std::signal(sig, OnSignal);
+}
+
+inline std::string ReadFileOrFail(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) Fail("cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// SIGHUP: the table file again, into a running pipeline.
+inline void Reload(sw::Pipeline& pipeline, const std::string& path) {
+  auto reloaded = sw::ParseConfigJson(ReadFileOrFail(path));
+  absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
+  std::fprintf(stderr, "grid-switch: reload %s: %s\n", path.c_str(), s.ToString().c_str());
+}
+
+inline sw::SwitchConfig LoadConfig(const std::string& path) {
+  auto config = sw::ParseConfigJson(ReadFileOrFail(path));
+  if (!config.ok()) Fail(path + ": " + std::string(config.status().message()));
+  return *std::move(config);
+}
+
+struct SwitchFlags {
+  std::string config_path;
+  double capacity_gbps = 0;
+  int idle_us = 50;
+  std::vector<std::pair<uint16_t, Impairment>> impairments;
+  std::vector<std::string> udp_ports;  // BIND@PEER, in port order
+};
+
+// The flags after the EAL arguments (DPDK mode) or all of them (UDP mode).
+inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
+  SwitchFlags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      const std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) != 0) return std::nullopt;
+      return arg.substr(prefix.size());
+    };
+    if (auto v = value("--config")) {
+      f.config_path = *v;
+    } else if (auto v1 = value("--udp-port")) {
+      f.udp_ports.push_back(*v1);
+    } else if (auto v2 = value("--impair")) {
+      uint16_t port = 0;
+      Impairment imp = ParseImpairment(*v2, &port);
+      f.impairments.emplace_back(port, imp);
+    } else if (auto v3 = value("--capacity-gbps")) {
+      if (!absl::SimpleAtod(*v3, &f.capacity_gbps) || f.capacity_gbps < 0)
+        Fail("--capacity-gbps: not a number");
+    } else if (auto v4 = value("--idle-us")) {
+      if (!absl::SimpleAtoi(*v4, &f.idle_us) || f.idle_us < 0) Fail("--idle-us: not a number");
+    } else if (arg != "--") {
+      Fail("unknown argument \"" + arg +
+           "\" (--config, --udp-port, --impair, --capacity-gbps, --idle-us)");
+    }
+  }
+  if (f.config_path.empty()) Fail("--config=FILE is required");
+  return f;
+}
+
+// The UDP port mode (switch_udp.cc): argv without EAL arguments.
+int RunUdpSwitch(int argc, char** argv);
+
+}  // namespace grid::tools
+
+#endif  // GRID_TOOLS_SWITCH_COMMON_H_
