@@ -4,9 +4,11 @@
 //   grid/switch/<name>        each switch's table file (grid-switch/1)
 //   grid/root                 the root's config (grid-root/1)
 //   grid/worker/<rank>        each worker's config (grid-worker/1)
-// With --udp-base-port, the fabric is emulated over kernel UDP on one host:
-//   grid/transport/<rank>, grid/root-transport   udp-link specs
-//   grid/switch-ports/<name>  grid-switch's --udp-port flags, one per line
+// With --udp-base-port (kernel UDP) or --memif-dir (DPDK memif), the fabric
+// is emulated on one host:
+//   grid/transport/<rank>, grid/root-transport   transport specs
+//   grid/switch-ports/<name>  grid-switch's arguments but --config, one per
+//                             line (--udp-port flags, or EAL arguments)
 // With --serve=PORT it hosts the store over TCP and keeps running (until
 // SIGINT/SIGTERM); with --store=file:DIR it writes and exits.
 #include <csignal>
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "grid/control.h"
 #include "grid/planner.h"
 #include "grid/store.h"
@@ -28,6 +31,7 @@ constexpr char kUsage[] =
     "usage: grid-controller --topology=SPEC|FILE --workers=N (--store=file:DIR | --serve=PORT)\n"
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
     "                       [--slots=256] [--elements=64] [--udp-base-port=P] [--host=127.0.0.1]\n"
+    "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
     "                       [--link-impairment=loss=P,dup=P,reorder=P]\n"
     "Plans the job and publishes the switch tables, the root's and every worker's config.\n";
 
@@ -38,11 +42,11 @@ void OnSignal(int) { g_stop = 1; }
 
 int main(int argc, char** argv) {
   using namespace grid;
-  const tools::Flags flags(
-      "grid-controller", argc, argv,
-      {"topology", "workers", "store", "serve", "planner", "root", "seed", "job-id", "token",
-       "slots", "elements", "udp-base-port", "host", "link-impairment"},
-      kUsage);
+  const tools::Flags flags("grid-controller", argc, argv,
+                           {"topology", "workers", "store", "serve", "planner", "root", "seed",
+                            "job-id", "token", "slots", "elements", "udp-base-port", "host",
+                            "link-impairment", "memif-dir", "eal-memory-mb"},
+                           kUsage);
   auto topo = topology::LoadTopology(flags.Required("topology"));
   if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
   const int workers = static_cast<int>(flags.Int("workers", 0, 1, 65535));
@@ -124,6 +128,61 @@ int main(int argc, char** argv) {
       put(absl::StrFormat("grid/transport/%d", w.rank), link_spec(w.node));
     }
     put("grid/root-transport", link_spec(root->node));
+  }
+  if (auto dir = flags.Get("memif-dir")) {
+    // One memif socket per link, DIR/link<i>.sock. A host is always the
+    // client; between switches, the lower node id serves.
+    const std::string impair = flags.String("link-impairment", "");
+    const int memory = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
+    auto eal = [&](const std::string& prefix) {
+      return std::vector<std::string>{"--no-huge",
+                                      "--no-pci",
+                                      "-m",
+                                      std::to_string(memory),
+                                      "--no-shconf",
+                                      "--no-telemetry",
+                                      "--log-level=error",
+                                      "--lcores=0@(0-1)",
+                                      "--file-prefix=" + prefix};
+    };
+    auto vdev = [&](topology::NodeId node, size_t port, int index) {
+      const topology::Adjacent& adj = topo->neighbors(node)[port];
+      const bool serves =
+          topo->node(node).is_switch() && (!topo->node(adj.node).is_switch() || node < adj.node);
+      return absl::StrFormat(
+          "--vdev=net_memif%d,role=%s,id=0,socket=%s/link%d.sock,socket-abstract=no", index,
+          serves ? "server" : "client", *dir, adj.arc / 2);
+    };
+    for (const auto& [node, c] : *switches) {
+      std::string lines;
+      for (const std::string& a : eal(absl::StrFormat("gs%d-%s", params.job_id, c.name))) {
+        lines += a + "\n";
+      }
+      for (size_t p = 0; p < topo->neighbors(node).size(); ++p) {
+        lines += vdev(node, p, static_cast<int>(p)) + "\n";
+      }
+      lines += "--\n";
+      for (size_t p = 0; !impair.empty() && p < topo->neighbors(node).size(); ++p) {
+        lines += absl::StrFormat("--impair=%d:%s\n", p, impair);
+      }
+      put("grid/switch-ports/" + c.name, lines);
+    }
+    auto host_spec = [&](topology::NodeId host_node, const std::string& prefix) {
+      std::string spec = "dpdk:";
+      for (const std::string& a : eal(prefix)) spec += a + " ";
+      spec += vdev(host_node, 0, 0);
+      if (!impair.empty()) {
+        spec += " --";
+        for (absl::string_view kv : absl::StrSplit(impair, ',')) spec += " " + std::string(kv);
+        spec += absl::StrFormat(" seed=%d", host_node + 1);
+      }
+      return spec;
+    };
+    for (const control::WorkerConfig& w : *worker_configs) {
+      put(absl::StrFormat("grid/transport/%d", w.rank),
+          host_spec(w.node, absl::StrFormat("gw%d-%d", params.job_id, w.rank)));
+    }
+    put("grid/root-transport", host_spec(root->node, absl::StrFormat("gr%d", params.job_id)));
   }
   std::printf("grid-controller: %s planned %d workers, %zu switches, root %s; published to %s\n",
               plan->planner.c_str(), workers, switches->size(), topo->node(root->node).name.c_str(),

@@ -38,6 +38,7 @@
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
 #include "switch_common.h"
+#include "transport/dpdk.h"
 #include "util/random.h"
 
 namespace {
@@ -298,6 +299,12 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]).rfind("--udp-port=", 0) == 0) {
       return grid::tools::RunUdpSwitch(argc, argv);
     }
+  }
+  // A memif client cannot connect before its server's socket exists, and the
+  // processes of a fabric start in any order.
+  if (absl::Status s = grid::transport::WaitForMemifServers(argc, argv, absl::Seconds(60));
+      !s.ok()) {
+    Fail(std::string(s.message()));
   }
   const int eal = rte_eal_init(argc, argv);
   if (eal < 0) Fail(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));

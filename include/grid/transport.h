@@ -54,6 +54,9 @@ class Transport {
 //       point link, for emulated fabrics (grid-switch --udp-port).
 // Both take fault injection for emulated links: loss=P, dup=P, reorder=P
 // (probabilities per frame sent) and seed=N.
+//   dpdk:EAL ARGUMENTS [-- port=N loss=P dup=P reorder=P seed=N]
+//       a DPDK port (memif, af_packet, net_ring, NICs), the EAL arguments
+//       passed through (space-separated). One per process.
 // The error names the spec and the part at fault.
 absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec);
 

@@ -19,7 +19,8 @@
 #include "grid/switch.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
-#include "util/random.h"
+#include "transport/dpdk.h"
+#include "transport/impaired.h"
 
 namespace grid::transport {
 namespace {
@@ -63,11 +64,6 @@ class UdpTransport final : public Transport {
   ~UdpTransport() override { ::close(fd_); }
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
-    if (spec_.loss > 0 || spec_.duplicate > 0 || spec_.reorder > 0) return SendImpaired(frames);
-    return SendBatch(frames);
-  }
-
-  size_t SendBatch(absl::Span<const absl::Span<const uint8_t>> frames) {
     size_t done = 0;
     while (done < frames.size()) {
       const size_t n = std::min(kBatch, frames.size() - done);
@@ -115,29 +111,6 @@ class UdpTransport final : public Transport {
       }
       done += n;
     }
-    return frames.size();
-  }
-
-  // The frames after fault injection: some dropped, some twice, one held
-  // back behind the next (it goes out with the next batch at the latest).
-  size_t SendImpaired(absl::Span<const absl::Span<const uint8_t>> frames) {
-    impaired_.clear();
-    std::vector<uint8_t> held;
-    held.swap(held_);
-    for (absl::Span<const uint8_t> f : frames) {
-      if (rng_.Uniform() < spec_.loss) continue;
-      const int copies = rng_.Uniform() < spec_.duplicate ? 2 : 1;
-      for (int c = 0; c < copies; ++c) {
-        if (held_.empty() && rng_.Uniform() < spec_.reorder) {
-          held_.assign(f.begin(), f.end());
-          continue;
-        }
-        impaired_.emplace_back(f.begin(), f.end());
-      }
-    }
-    if (!held.empty()) impaired_.push_back(std::move(held));
-    std::vector<absl::Span<const uint8_t>> spans(impaired_.begin(), impaired_.end());
-    SendBatch(spans);
     return frames.size();
   }
 
@@ -200,9 +173,6 @@ class UdpTransport final : public Transport {
   std::array<sockaddr_in, kBatch> rx_from_{}, tx_to_{};
   std::array<uint8_t, kBufferBytes> frame_{};
   uint64_t malformed_ = 0;
-  util::Random rng_{spec_.seed};
-  std::vector<std::vector<uint8_t>> impaired_;
-  std::vector<uint8_t> held_;
 };
 
 }  // namespace
@@ -239,10 +209,10 @@ absl::StatusOr<UdpSpec> ParseUdpSpec(std::string_view spec) {
       if (!absl::SimpleAtod(value, &v) || v < 0 || (key != "seed" && v > 1)) {
         return bad(absl::InvalidArgumentError("expected a probability in [0, 1]"));
       }
-      if (key == "loss") out.loss = v;
-      if (key == "dup") out.duplicate = v;
-      if (key == "reorder") out.reorder = v;
-      if (key == "seed") out.seed = static_cast<uint64_t>(v);
+      if (key == "loss") out.faults.loss = v;
+      if (key == "dup") out.faults.duplicate = v;
+      if (key == "reorder") out.faults.reorder = v;
+      if (key == "seed") out.faults.seed = static_cast<uint64_t>(v);
     } else if (key == "route" && !out.link) {
       const size_t at = value.find('@');
       auto ip = sw::ParseIp(value.substr(0, at == std::string::npos ? value.size() : at));
@@ -279,7 +249,9 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
     return absl::UnavailableError(
         absl::StrFormat("udp bind %s: %s", Format(spec.bind), std::strerror(e)));
   }
-  return std::unique_ptr<Transport>(new UdpTransport(fd, spec));
+  std::unique_ptr<Transport> t(new UdpTransport(fd, spec));
+  if (spec.faults.any()) t = std::make_unique<ImpairedTransport>(std::move(t), spec.faults);
+  return t;
 }
 
 }  // namespace grid::transport
@@ -292,8 +264,9 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec) 
     if (!parsed.ok()) return parsed.status();
     return transport::OpenUdp(*parsed);
   }
+  if (spec.substr(0, 5) == "dpdk:") return transport::OpenDpdk(spec);
   return absl::InvalidArgumentError(
-      absl::StrFormat("transport \"%s\": unknown kind (udp, udp-link)", spec));
+      absl::StrFormat("transport \"%s\": unknown kind (udp, udp-link, dpdk)", spec));
 }
 
 }  // namespace grid

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "grid/transport.h"
+#include "transport/impaired.h"
 
 namespace grid::transport {
 
@@ -18,10 +19,7 @@ struct UdpSpec {
   sockaddr_in bind{};
   sockaddr_in peer{};
   std::map<uint32_t, sockaddr_in> routes;  // udp: node IP -> where it listens
-  // Fault injection on send, for emulated links: drop, send twice, or hold
-  // a frame back behind the next one.
-  double loss = 0, duplicate = 0, reorder = 0;
-  uint64_t seed = 1;
+  LinkFaults faults;                       // fault injection on send, for emulated links
 };
 
 absl::StatusOr<UdpSpec> ParseUdpSpec(std::string_view spec);

@@ -11,6 +11,8 @@ pid=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   rm -rf "$dir"
+  # The EAL leaves its (empty) runtime directories behind.
+  for name in one sharded impaired; do rm -rf "/var/run/dpdk/gs$name$$" "/var/run/dpdk/gp$name$$"; done
 }
 trap cleanup EXIT
 

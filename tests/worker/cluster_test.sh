@@ -4,18 +4,19 @@
 # processes and grid-root run the fabric over kernel UDP links, and eight
 # grid_test_worker ranks join through the environment.
 #
-#   cluster_test.sh udp       TOOLS_DIR WORKER   1% loss, duplication and reordering
-#                                                on every link direction; every
-#                                                result must be right, and
-#                                                retransmissions must happen
-#   cluster_test.sh udp-kill  TOOLS_DIR WORKER   rank 3 is killed mid-operation;
-#                                                every other rank must fail within
-#                                                2x the timeout, and nothing may
-#                                                be left running or bound
+#   cluster_test.sh FABRIC SCENARIO TOOLS_DIR WORKER
+#     FABRIC    udp (kernel UDP links) or memif (DPDK memif links)
+#     SCENARIO  lossy: 1% loss, duplication and reordering on every link
+#                 direction; every result must be right, and retransmissions
+#                 must happen
+#               kill: rank 3 is killed mid-operation; every other rank must
+#                 fail within 2x the timeout, and nothing may be left running,
+#                 bound or mapped
 set -u
-mode=$1
-tools=$2
-worker=$3
+fabric=$1
+mode=$2
+tools=$3
+worker=$4
 work=$(mktemp -d)
 base=$((20000 + (RANDOM % 200) * 100))
 pids=()
@@ -30,13 +31,19 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -5 "$f"; done; exit 1; }
 
 impair=""
-[ "$mode" = udp ] && impair="--link-impairment=loss=0.01,dup=0.01,reorder=0.01"
+[ "$mode" = lossy ] && impair="--link-impairment=loss=0.01,dup=0.01,reorder=0.01"
+if [ "$fabric" = memif ]; then
+  mkdir -p "$work/sock"
+  links=(--memif-dir="$work/sock" --eal-memory-mb=64)
+else
+  links=(--udp-base-port=$base)
+fi
 "$tools/grid-controller" --topology=testbed --workers=8 --planner=grid --slots=64 \
-  --store="file:$work/store" --udp-base-port=$base $impair > "$work/controller.log" 2>&1 ||
-  fail "grid-controller"
+  --job-id=$((base % 1000)) --store="file:$work/store" "${links[@]}" $impair \
+  > "$work/controller.log" 2>&1 || fail "grid-controller"
 for s in S1 S2 S3; do
   mapfile -t ports < "$work/store/grid/switch-ports/$s"
-  "$tools/grid-switch" --config="$work/store/grid/switch/$s" "${ports[@]}" \
+  "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
     > "$work/switch-$s.log" 2>&1 &
   pids+=($!)
 done
@@ -45,7 +52,7 @@ pids+=($!)
 
 export GRID_STORE="file:$work/store" GRID_WORLD_SIZE=8
 wpids=()
-if [ "$mode" = udp ]; then
+if [ "$mode" = lossy ]; then
   export GRID_TIMEOUT_MS=60000 GRID_RTO_US=5000
   for r in $(seq 0 7); do
     GRID_RANK=$r "$worker" --iterations=3 --count=20000 > "$work/worker-$r.log" 2>&1 &
@@ -61,9 +68,9 @@ if [ "$mode" = udp ]; then
     retrans=$((retrans + n))
   done
   [ "$retrans" -gt 0 ] || fail "no retransmissions under 1% loss"
-  echo "8 ranks: every result right; $retrans retransmissions"
+  echo "$fabric: 8 ranks, every result right; $retrans retransmissions"
   cat "$work/worker-0.log"
-elif [ "$mode" = udp-kill ]; then
+elif [ "$mode" = kill ]; then
   export GRID_TIMEOUT_MS=2000 GRID_RTO_US=5000
   for r in $(seq 0 7); do
     GRID_RANK=$r "$worker" --iterations=100000 --count=20000 --types=int32 \
@@ -89,7 +96,16 @@ for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 pids=()
 grep -q '"completed"' "$work/root.log" || fail "grid-root printed no counters"
-if command -v ss > /dev/null && ss -uln | grep -q "127.0.0.1:$((base + 1))\b"; then
+if [ "$fabric" = udp ] && command -v ss > /dev/null &&
+  ss -uln | grep -q "127.0.0.1:$((base + 1))\b"; then
   fail "a UDP port is still bound"
+fi
+for p in $(pgrep -f "$work" 2>/dev/null); do fail "process $p is still running"; done
+if [ "$fabric" = memif ]; then
+  # No DPDK runtime files of this job's prefixes are left behind.
+  for d in /var/run/dpdk/g[swr]$((base % 1000))*; do
+    [ -e "$d" ] && [ -n "$(ls -A "$d" 2>/dev/null | grep -v '^config$')" ] && fail "DPDK files left in $d"
+    rm -rf "$d"
+  done
 fi
 echo PASS

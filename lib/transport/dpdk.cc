@@ -1,0 +1,207 @@
+// DPDK: any PMD (memif, af_packet, net_ring, tap, real NICs), with the EAL
+// arguments passed through. One DPDK transport per process, because the EAL
+// is initialised once per process.
+#include "transport/dpdk.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "grid/transport.h"
+#include "grid/wire.h"
+#include "transport/impaired.h"
+
+namespace grid::transport {
+namespace {
+
+constexpr uint16_t kBurst = 32;
+std::atomic<bool> g_eal_in_use{false};
+
+class DpdkTransport final : public Transport {
+ public:
+  DpdkTransport(uint16_t port, rte_mempool* pool, std::string describe)
+      : port_(port), pool_(pool), describe_(std::move(describe)) {}
+
+  ~DpdkTransport() override {
+    rte_eth_dev_stop(port_);
+    rte_eth_dev_close(port_);
+    rte_mempool_free(pool_);
+    rte_eal_cleanup();
+    g_eal_in_use = false;
+  }
+
+  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+    size_t done = 0;
+    while (done < frames.size()) {
+      rte_mbuf* m[kBurst];
+      uint16_t n = 0;
+      while (n < kBurst && done + n < frames.size()) {
+        const absl::Span<const uint8_t> f = frames[done + n];
+        rte_mbuf* b = rte_pktmbuf_alloc(pool_);
+        if (b == nullptr) break;
+        char* dst = rte_pktmbuf_append(b, static_cast<uint16_t>(f.size()));
+        if (dst == nullptr) {
+          rte_pktmbuf_free(b);
+          break;
+        }
+        std::memcpy(dst, f.data(), f.size());
+        m[n++] = b;
+      }
+      if (n == 0) break;
+      const uint16_t sent = rte_eth_tx_burst(port_, 0, m, n);
+      for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
+      done += n;
+      // What the queue refused is lost to it; loss recovery resends it.
+    }
+    return frames.size();
+  }
+
+  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    rte_mbuf* m[kBurst];
+    const uint16_t n =
+        rte_eth_rx_burst(port_, 0, m, static_cast<uint16_t>(std::min<size_t>(max, kBurst)));
+    for (uint16_t i = 0; i < n; ++i) {
+      if (rte_pktmbuf_linearize(m[i]) == 0) {
+        on_frame({rte_pktmbuf_mtod(m[i], const uint8_t*), rte_pktmbuf_data_len(m[i])});
+      }
+      rte_pktmbuf_free(m[i]);
+    }
+    return n;
+  }
+
+  // Poll-mode drivers have no descriptor to sleep on: nap briefly, so many
+  // processes can share two cores.
+  void WaitReadable(absl::Duration timeout) override {
+    std::this_thread::sleep_for(
+        absl::ToChronoMicroseconds(std::min(timeout, absl::Microseconds(50))));
+  }
+
+  std::string Describe() const override { return describe_; }
+
+ private:
+  uint16_t port_;
+  rte_mempool* pool_;
+  std::string describe_;
+};
+
+}  // namespace
+
+absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) {
+  std::vector<std::string> sockets;
+  for (int i = 0; i < argc; ++i) {
+    absl::string_view a = argv[i];
+    if (!absl::ConsumePrefix(&a, "--vdev=net_memif")) continue;
+    std::string socket;
+    bool client = false;
+    for (absl::string_view kv : absl::StrSplit(a, ',')) {
+      if (kv == "role=client") client = true;
+      if (absl::ConsumePrefix(&kv, "socket=")) socket = std::string(kv);
+    }
+    if (client && !socket.empty()) sockets.push_back(socket);
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  for (const std::string& path : sockets) {
+    while (::access(path.c_str(), F_OK) != 0) {
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrFormat("memif: no server socket %s after %s",
+                                                           path, absl::FormatDuration(timeout)));
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
+  const std::string_view args = spec.substr(spec.find(':') + 1);
+  std::vector<std::string> eal = {"grid"};
+  uint16_t port = 0;
+  LinkFaults faults;
+  bool options = false;
+  for (absl::string_view a :
+       absl::StrSplit(absl::string_view(args.data(), args.size()), ' ', absl::SkipEmpty())) {
+    if (a == "--") {
+      options = true;
+    } else if (options) {
+      uint32_t p = 0;
+      double v = 0;
+      const size_t eq = a.find('=');
+      const absl::string_view key = a.substr(0, eq), value = a.substr(eq + 1);
+      const bool number = eq != absl::string_view::npos && absl::SimpleAtod(value, &v) && v >= 0;
+      if (key == "port" && absl::SimpleAtoi(value, &p) && p <= 65535) {
+        port = static_cast<uint16_t>(p);
+      } else if ((key == "loss" || key == "dup" || key == "reorder") && number && v <= 1) {
+        (key == "loss" ? faults.loss : key == "dup" ? faults.duplicate : faults.reorder) = v;
+      } else if (key == "seed" && number) {
+        faults.seed = static_cast<uint64_t>(v);
+      } else {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "transport \"%s\": after --: port=N, loss=P, dup=P, reorder=P, seed=N; not \"%s\"",
+            spec, std::string(a)));
+      }
+    } else {
+      eal.emplace_back(a);
+    }
+  }
+  if (g_eal_in_use.exchange(true)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("transport \"%s\": this process already has a DPDK transport", spec));
+  }
+  std::vector<char*> argv;
+  for (std::string& s : eal) argv.push_back(s.data());
+  if (absl::Status s =
+          WaitForMemifServers(static_cast<int>(argv.size()), argv.data(), absl::Seconds(60));
+      !s.ok()) {
+    g_eal_in_use = false;
+    return s;
+  }
+  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
+    g_eal_in_use = false;
+    return absl::UnavailableError(
+        absl::StrFormat("transport \"%s\": EAL initialisation: %s", spec, rte_strerror(rte_errno)));
+  }
+  auto fail = [&](const std::string& what) {
+    rte_eal_cleanup();
+    g_eal_in_use = false;
+    return absl::UnavailableError(absl::StrFormat("transport \"%s\": %s", spec, what));
+  };
+  // rte_eal_init succeeds even when a --vdev failed: check the port exists.
+  if (!rte_eth_dev_is_valid_port(port)) {
+    return fail(absl::StrFormat("no DPDK port %d (%d available; check --vdev/-a)", port,
+                                rte_eth_dev_count_avail()));
+  }
+  rte_mempool* pool = rte_pktmbuf_pool_create(
+      "grid_transport", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  if (pool == nullptr) return fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
+  rte_eth_conf conf{};
+  const int socket = rte_eth_dev_socket_id(port);
+  bool ok = rte_eth_dev_configure(port, 1, 1, &conf) >= 0 &&
+            rte_eth_rx_queue_setup(port, 0, 1024, socket, nullptr, pool) >= 0 &&
+            rte_eth_tx_queue_setup(port, 0, 1024, socket, nullptr) >= 0;
+  if (!ok || rte_eth_dev_start(port) < 0) {
+    rte_mempool_free(pool);
+    return fail(absl::StrFormat("cannot start DPDK port %d", port));
+  }
+  rte_eth_promiscuous_enable(port);
+  rte_eth_dev_info info{};
+  rte_eth_dev_info_get(port, &info);
+  std::unique_ptr<Transport> t(new DpdkTransport(
+      port, pool,
+      absl::StrFormat("dpdk port %d (%s)", port, info.driver_name ? info.driver_name : "?")));
+  if (faults.any()) t = std::make_unique<ImpairedTransport>(std::move(t), faults);
+  return t;
+}
+
+}  // namespace grid::transport

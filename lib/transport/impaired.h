@@ -1,0 +1,44 @@
+// Internal: fault injection for emulated links, wrapped around any
+// transport. Frames sent are dropped, sent twice, or held back behind the
+// next one, each with its probability (docs/worker.md, "Transports").
+#ifndef GRID_LIB_TRANSPORT_IMPAIRED_H_
+#define GRID_LIB_TRANSPORT_IMPAIRED_H_
+
+#include <memory>
+#include <vector>
+
+#include "grid/transport.h"
+#include "util/random.h"
+
+namespace grid::transport {
+
+struct LinkFaults {
+  double loss = 0, duplicate = 0, reorder = 0;
+  uint64_t seed = 1;
+  bool any() const { return loss > 0 || duplicate > 0 || reorder > 0; }
+};
+
+class ImpairedTransport final : public Transport {
+ public:
+  ImpairedTransport(std::unique_ptr<Transport> inner, LinkFaults faults)
+      : inner_(std::move(inner)), faults_(faults), rng_(faults.seed) {}
+
+  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override;
+  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    return inner_->Receive(max, on_frame);
+  }
+  void WaitReadable(absl::Duration timeout) override { inner_->WaitReadable(timeout); }
+  std::string Describe() const override;
+  int PollFd() const override { return inner_->PollFd(); }
+
+ private:
+  std::unique_ptr<Transport> inner_;
+  LinkFaults faults_;
+  util::Random rng_;
+  std::vector<std::vector<uint8_t>> out_;
+  std::vector<uint8_t> held_;
+};
+
+}  // namespace grid::transport
+
+#endif  // GRID_LIB_TRANSPORT_IMPAIRED_H_
