@@ -16,6 +16,7 @@
 #include <map>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "grid/control.h"
@@ -32,7 +33,7 @@ constexpr char kUsage[] =
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
     "                       [--slots=256] [--elements=64] [--udp-base-port=P] [--host=127.0.0.1]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
-    "                       [--link-impairment=loss=P,dup=P,reorder=P]\n"
+    "                       [--link-impairment=loss=P,dup=P,reorder=P] [--link-gbps=G]\n"
     "Plans the job and publishes the switch tables, the root's and every worker's config.\n";
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
   const tools::Flags flags("grid-controller", argc, argv,
                            {"topology", "workers", "store", "serve", "planner", "root", "seed",
                             "job-id", "token", "slots", "elements", "udp-base-port", "host",
-                            "link-impairment", "memif-dir", "eal-memory-mb"},
+                            "link-impairment", "memif-dir", "eal-memory-mb", "link-gbps"},
                            kUsage);
   auto topo = topology::LoadTopology(flags.Required("topology"));
   if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
@@ -84,6 +85,16 @@ int main(int argc, char** argv) {
   }
   auto store = OpenStore(store_spec);
   if (!store.ok()) flags.Fail(std::string(store.status().message()));
+  // Emulated links: faults on every direction (hosts through their transport
+  // spec, switches through --impair on every port), and a rate limit at
+  // every switch port (so at the fabric's links and the root's ingress).
+  const std::string impair = flags.String("link-impairment", "");
+  std::string switch_impair = impair;
+  if (auto gbps = flags.Get("link-gbps")) {
+    double g = 0;
+    if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");
+    switch_impair += (switch_impair.empty() ? "gbps=" : ",gbps=") + *gbps;
+  }
   auto put = [&](const std::string& key, const std::string& value) {
     if (absl::Status s = (*store)->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
   };
@@ -98,9 +109,6 @@ int main(int argc, char** argv) {
     // Link i of the topology is two UDP sockets, one per direction's arc.
     const int base = static_cast<int>(flags.Int("udp-base-port", 0, 1024, 65535));
     const std::string host = flags.String("host", "127.0.0.1");
-    // Every link direction impaired alike: hosts through their transport
-    // spec, switches through --impair on every port.
-    const std::string impair = flags.String("link-impairment", "");
     if (base + 2 * static_cast<int>(topo->links().size()) > 65535) {
       flags.Fail("--udp-base-port: the topology's links need ports beyond 65535");
     }
@@ -115,7 +123,9 @@ int main(int argc, char** argv) {
       for (size_t p = 0; p < topo->neighbors(node).size(); ++p) {
         const auto [own, peer] = end(node, p);
         lines += absl::StrFormat("--udp-port=%s:%d@%s:%d\n", host, own, host, peer);
-        if (!impair.empty()) lines += absl::StrFormat("--impair=%d:%s\n", p, impair);
+        if (!switch_impair.empty()) {
+          lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
+        }
       }
       put("grid/switch-ports/" + c.name, lines);
     }
@@ -132,7 +142,6 @@ int main(int argc, char** argv) {
   if (auto dir = flags.Get("memif-dir")) {
     // One memif socket per link, DIR/link<i>.sock. A host is always the
     // client; between switches, the lower node id serves.
-    const std::string impair = flags.String("link-impairment", "");
     const int memory = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
     auto eal = [&](const std::string& prefix) {
       return std::vector<std::string>{"--no-huge",
@@ -162,8 +171,8 @@ int main(int argc, char** argv) {
         lines += vdev(node, p, static_cast<int>(p)) + "\n";
       }
       lines += "--\n";
-      for (size_t p = 0; !impair.empty() && p < topo->neighbors(node).size(); ++p) {
-        lines += absl::StrFormat("--impair=%d:%s\n", p, impair);
+      for (size_t p = 0; !switch_impair.empty() && p < topo->neighbors(node).size(); ++p) {
+        lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
       }
       put("grid/switch-ports/" + c.name, lines);
     }

@@ -46,13 +46,18 @@ struct CommunicatorOptions {
   absl::Duration bootstrap_timeout = absl::Seconds(60);
 
   absl::Duration timeout = absl::Seconds(30);  // default per operation
-  // In-flight chunks: at most the pool size P. 0 = P. The window then
-  // adapts (AIMD) between 1 and this.
+  // In-flight chunks: at most the pool size P. 0 = P. The window starts at
+  // `initial_window`, doubles per round trip up to the first congestion
+  // signal or loss (slow start), then adapts (AIMD) between 1 and this.
   uint32_t window = 0;
-  // Loss recovery: a chunk whose result has not come back after `rto` is
-  // sent again, then after 2x, 4x ... up to `max_rto`. A periodic scan of
-  // the in-flight slots finds them; there is no timer per packet.
+  uint32_t initial_window = 16;
+  // Loss recovery: a chunk whose result has not come back after the RTO is
+  // sent again, then after 2x, 4x ... up to `max_rto`. The RTO starts at
+  // `rto` and then follows the measured round trips (srtt + 4 rttvar, RFC
+  // 6298), never below `min_rto`. A periodic scan of the in-flight slots
+  // finds them; there is no timer per packet.
   absl::Duration rto = absl::Milliseconds(20);
+  absl::Duration min_rto = absl::Milliseconds(2);
   absl::Duration max_rto = absl::Milliseconds(500);
   absl::Duration scan_interval = absl::Milliseconds(1);
   // Operations of at most this many bytes that are queued together travel as

@@ -251,7 +251,12 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
         absl::StrFormat("rank %d config: slots %d, elements %d, fan_in %d: out of range",
                         config.rank, config.slots, config.elements, config.fan_in));
   }
+  if (options.initial_window == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d options: initial_window must be at least 1", config.rank));
+  }
   if (options.rto <= absl::ZeroDuration() || options.max_rto < options.rto ||
+      options.min_rto <= absl::ZeroDuration() || options.min_rto > options.max_rto ||
       options.scan_interval <= absl::ZeroDuration() || options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "rank %d options: rto %s, max_rto %s, scan_interval %s and timeout %s must be positive "
@@ -344,6 +349,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   if (window >= 0) o.window = static_cast<uint32_t>(window);
   if (rto_us > 0) {
     o.rto = absl::Microseconds(rto_us);
+    o.min_rto = std::min(o.min_rto, o.rto);
     o.max_rto = std::max(o.max_rto, o.rto);
   }
   if (const char* v = FirstEnv({"GRID_STORE"}, &which)) {

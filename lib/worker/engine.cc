@@ -123,7 +123,9 @@ Engine::Engine(const control::WorkerConfig& config, Transport* transport,
                const CommunicatorOptions& options)
     : config_(config), transport_(transport), options_(options), slots_(config.slots) {
   max_window_ = options.window == 0 ? config.slots : std::min(options.window, config.slots);
-  cwnd_ = max_window_;
+  cwnd_ = std::clamp<double>(options.initial_window, 1, max_window_);
+  ssthresh_ = max_window_;
+  rto_ = options.rto;
   tx_frames_.resize(std::max<size_t>(1, options.batch));
 }
 

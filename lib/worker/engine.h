@@ -80,6 +80,7 @@ class Engine {
 
   const CommunicatorStats& stats() const { return stats_; }
   uint32_t window() const { return static_cast<uint32_t>(cwnd_); }
+  absl::Duration rto() const { return rto_; }
 
  private:
   struct Slot {
@@ -116,8 +117,13 @@ class Engine {
   uint64_t stream_ = 0;  // next stream position
   uint32_t in_flight_ = 0;
   double cwnd_;
+  double ssthresh_;  // slow start below it, +1 per window above it
   uint32_t max_window_;
   absl::Time last_decrease_ = absl::InfinitePast();
+  // Round-trip estimate (RFC 6298), from chunks answered on their first send.
+  absl::Duration srtt_ = absl::ZeroDuration(), rttvar_ = absl::ZeroDuration();
+  absl::Duration rto_;
+  void SampleRtt(absl::Duration rtt);
   absl::Time next_scan_ = absl::InfinitePast();
   std::vector<std::vector<uint8_t>> tx_frames_;  // frame buffers, reused
   size_t tx_count_ = 0;

@@ -16,7 +16,7 @@ void Engine::Scan(absl::Time now) {
   for (Slot& s : slots_) {
     if (s.op == nullptr) continue;
     const absl::Duration rto =
-        std::min(options_.max_rto, options_.rto * std::ldexp(1.0, std::min(s.sends - 1, 20)));
+        std::min(options_.max_rto, rto_ * std::ldexp(1.0, std::min(s.sends - 1, 20)));
     if (now - s.sent < rto) continue;
     if (tx_count_ == tx_frames_.size()) Flush();
     if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return;
@@ -27,7 +27,11 @@ void Engine::Scan(absl::Time now) {
     lost = true;
   }
   Flush();
-  if (lost) Backoff(now);
+  if (lost) {
+    Backoff(now);
+    // RFC 6298 5.5: a timeout doubles the RTO until a new measurement.
+    rto_ = std::min(options_.max_rto, rto_ * 2);
+  }
   for (const auto& w : ops_) {
     if (now <= w->deadline) continue;
     // Find the chunks that never came back, for the message.
@@ -57,11 +61,24 @@ void Engine::Scan(absl::Time now) {
   }
 }
 
+void Engine::SampleRtt(absl::Duration rtt) {
+  if (srtt_ == absl::ZeroDuration()) {
+    srtt_ = rtt;
+    rttvar_ = rtt / 2;
+  } else {
+    const absl::Duration err = rtt > srtt_ ? rtt - srtt_ : srtt_ - rtt;
+    rttvar_ = rttvar_ * 0.75 + err * 0.25;
+    srtt_ = srtt_ * 0.875 + rtt * 0.125;
+  }
+  rto_ = std::clamp(srtt_ + 4 * rttvar_, options_.min_rto, options_.max_rto);
+}
+
 void Engine::Backoff(absl::Time now) {
   // At most one decrease per RTO: one loss event, one halving.
-  if (now - last_decrease_ < options_.rto) return;
+  if (now - last_decrease_ < rto_) return;
   last_decrease_ = now;
-  cwnd_ = std::max(1.0, cwnd_ / 2);
+  ssthresh_ = std::max(1.0, cwnd_ / 2);
+  cwnd_ = ssthresh_;
 }
 
 }  // namespace grid::worker

@@ -84,10 +84,12 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
       numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
     }
   }
+  if (s.sends == 1) SampleRtt(now - s.sent);  // Karn: resent chunks are ambiguous
   s.op = nullptr;
   --in_flight_;
   if (!(h.flags & wire::flags::kCongestion)) {
-    cwnd_ = std::min<double>(max_window_, cwnd_ + 1.0 / cwnd_);  // +1 per window of results
+    // Slow start (+1 per result) up to ssthresh, then +1 per window.
+    cwnd_ = std::min<double>(max_window_, cwnd_ + (cwnd_ < ssthresh_ ? 1.0 : 1.0 / cwnd_));
   }
   if (++op.completed == op.total()) Complete(op, now);
 }

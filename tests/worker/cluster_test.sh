@@ -2,7 +2,7 @@
 # A whole job as separate processes on one machine: grid-controller plans the
 # testbed (3 switches, 8 workers, 1 root) into a file store, three grid-switch
 # processes and grid-root run the fabric over kernel UDP links, and eight
-# grid_test_worker ranks join through the environment.
+# grid-allreduce-check ranks join through the environment.
 #
 #   cluster_test.sh FABRIC SCENARIO TOOLS_DIR WORKER
 #     FABRIC    udp (kernel UDP links) or memif (DPDK memif links)

@@ -1,11 +1,15 @@
-// One rank of a multi-process test job: joins through the environment
-// (GRID_RANK, GRID_STORE, ...), runs allreduces whose exact answers it can
-// compute (every rank's inputs come from seeds), and checks them.
+// grid-allreduce-check: one rank of a job, for integration tests and the
+// testbed demo. It joins through the environment (GRID_RANK, GRID_STORE,
+// ...), runs a training-like loop of allreduces whose exact answers it can
+// compute (every rank's inputs come from seeds), and checks every element:
+// int32 exactly, float32 against the numerics bound of its block.
 //
-//   grid_test_worker [--iterations=3] [--count=20000] [--types=int32,float32]
+//   grid-allreduce-check [--iterations=3] [--count=20000] [--types=int32,float32]
 //
-// Prints one JSON line; exits 0 when every result is right, 1 when one is
-// wrong, 3 when an operation failed (its status is printed).
+// Prints one JSON line: correctness, the communication time per iteration
+// (the allreduce calls only), the sending rate and the engine's counters.
+// Exits 0 when every result is right, 1 when one is wrong, 3 when an
+// operation failed (its status is printed).
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -41,8 +45,9 @@ std::vector<float> Floats(int rank, int iteration, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const grid::tools::Flags flags("grid_test_worker", argc, argv, {"iterations", "count", "types"},
-                                 "usage: grid_test_worker [--iterations=N] [--count=N]\n");
+  const grid::tools::Flags flags(
+      "grid-allreduce-check", argc, argv, {"iterations", "count", "types"},
+      "usage: grid-allreduce-check [--iterations=N] [--count=N] [--types=int32,float32]\n");
   const int iterations = static_cast<int>(flags.Int("iterations", 3, 1, 100000));
   const size_t count = static_cast<size_t>(flags.Int("count", 20000, 0, 1 << 28));
   const std::vector<std::string> types =
@@ -57,12 +62,15 @@ int main(int argc, char** argv) {
   uint64_t wrong = 0;
   double worst = 0;  // largest |error| / bound
   absl::Status failure;
+  absl::Duration in_allreduce;  // time in AllReduce calls only
   const absl::Time start = absl::Now();
   for (int it = 0; it < iterations && failure.ok(); ++it) {
     for (const std::string& type : types) {
       if (type == "int32") {
         std::vector<int32_t> v = Ints(rank, it, count);
+        const absl::Time t0 = absl::Now();
         failure = c.AllReduce(v.data(), v.data(), count, DataType::kInt32);
+        in_allreduce += absl::Now() - t0;
         if (!failure.ok()) break;
         std::vector<int32_t> expected(count, 0);
         for (int r = 0; r < world; ++r) {
@@ -73,7 +81,9 @@ int main(int argc, char** argv) {
       } else if (type == "float32") {
         const std::vector<float> mine = Floats(rank, it, count);
         std::vector<float> out(count);
+        const absl::Time t0 = absl::Now();
         failure = c.AllReduce(mine.data(), out.data(), count, DataType::kFloat32);
+        in_allreduce += absl::Now() - t0;
         if (!failure.ok()) break;
         std::vector<std::vector<float>> all;
         for (int r = 0; r < world; ++r) all.push_back(Floats(r, it, count));
@@ -102,12 +112,16 @@ int main(int argc, char** argv) {
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const grid::CommunicatorStats s = c.stats();
+  const double comm_s = absl::ToDoubleSeconds(in_allreduce);
   std::printf(
       "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
+      "\"comm_ms_per_iteration\":%.3f,\"send_mbps\":%.3f,\"bytes_sent\":%llu,"
       "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
       "\"retransmissions\":%llu,\"timeouts\":%llu,\"error\":\"%s\"}\n",
       rank, failure.ok() && wrong == 0 ? "true" : "false", static_cast<unsigned long long>(wrong),
-      worst, seconds, static_cast<unsigned long long>(s.operations),
+      worst, seconds, 1e3 * comm_s / iterations,
+      comm_s > 0 ? 8e-6 * static_cast<double>(s.bytes_sent) / comm_s : 0.0,
+      static_cast<unsigned long long>(s.bytes_sent), static_cast<unsigned long long>(s.operations),
       static_cast<unsigned long long>(s.packets_sent),
       static_cast<unsigned long long>(s.packets_received),
       static_cast<unsigned long long>(s.retransmissions),

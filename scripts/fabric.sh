@@ -1,0 +1,68 @@
+# Shell helpers to run a GRID job as separate processes on one machine:
+# grid-controller plans and publishes into a file store, then three kinds of
+# processes join: grid-switch per switch, grid-root, and the ranks. Sourced by
+# scripts/testbed.sh and tests/worker/cluster_test.sh.
+#
+#   fabric_start TOOLS WORK CONTROLLER_ARGS...   plan, start switches and root
+#   fabric_ranks N COMMAND ARGS...               start N ranks, logs WORK/rank-R.log
+#   fabric_wait_ranks                            wait; nonzero if any rank failed
+#   fabric_stop                                  SIGINT switches and root, wait
+
+fabric_pids=()
+fabric_rank_pids=()
+
+fabric_start() {
+  local tools=$1 work=$2
+  shift 2
+  fabric_tools=$tools
+  fabric_work=$work
+  fabric_job=1
+  local a
+  for a in "$@"; do case $a in --job-id=*) fabric_job=${a#--job-id=} ;; esac; done
+  mkdir -p "$work/sock"
+  "$tools/grid-controller" --store="file:$work/store" "$@" > "$work/controller.log" 2>&1 ||
+    { cat "$work/controller.log"; return 1; }
+  local s
+  for s in $(ls "$work/store/grid/switch"); do
+    local ports=()
+    [ -f "$work/store/grid/switch-ports/$s" ] && mapfile -t ports < "$work/store/grid/switch-ports/$s"
+    "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
+      > "$work/switch-$s.log" 2>&1 &
+    fabric_pids+=($!)
+  done
+  "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
+  fabric_pids+=($!)
+}
+
+fabric_ranks() {
+  local n=$1 r
+  shift
+  fabric_rank_pids=()
+  for r in $(seq 0 $((n - 1))); do
+    GRID_RANK=$r GRID_WORLD_SIZE=$n GRID_STORE="file:$fabric_work/store" "$@" \
+      > "$fabric_work/rank-$r.log" 2>&1 &
+    fabric_rank_pids+=($!)
+  done
+}
+
+fabric_wait_ranks() {
+  local status=0 p
+  for p in "${fabric_rank_pids[@]}"; do wait "$p" || status=1; done
+  return $status
+}
+
+fabric_stop() {
+  local p
+  for p in "${fabric_pids[@]}"; do kill -INT "$p" 2>/dev/null; done
+  for p in "${fabric_pids[@]}"; do wait "$p" 2>/dev/null; done
+  fabric_pids=()
+  # The EAL leaves its (empty) runtime directories behind.
+  rm -rf /var/run/dpdk/g[swr]"$fabric_job"-* /var/run/dpdk/gr"$fabric_job" 2>/dev/null
+}
+
+# Kills whatever is left (for traps).
+fabric_kill() {
+  local p
+  for p in "${fabric_rank_pids[@]}" "${fabric_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  wait 2>/dev/null
+}
