@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   std::error_code error;
-  for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch"}) {
+  for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch", "host", "root"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -88,6 +88,38 @@ int main(int argc, char** argv) {
   if (!configs.ok()) return 1;
   for (const auto& [node, config] : *configs) {
     if (!Write(dir / "switch" / config.name, sw::ConfigToJson(config))) return 1;
+  }
+  // Host configs and transport specs (host_config_fuzz), and frames for the
+  // root of the same job (root_fuzz): a PARTIAL from each aggregating switch.
+  auto workers = control::BuildWorkerConfigs(*testbed, *switchml, params);
+  auto root = control::BuildRootConfig(*testbed, *switchml, params);
+  if (!workers.ok() || !root.ok()) return 1;
+  if (!Write(dir / "host" / "worker", "W" + control::WorkerConfigToJson(workers->front())) ||
+      !Write(dir / "host" / "root", "R" + control::RootConfigToJson(*root)) ||
+      !Write(dir / "host" / "udp", "Sudp:bind=10.0.0.1:48640,route=10.0.0.2@127.0.0.1:5000") ||
+      !Write(dir / "host" / "link", "Sudp-link:bind=127.0.0.1:1,peer=127.0.0.1:2,loss=0.1")) {
+    return 1;
+  }
+  for (const auto& c : root->contributors) {
+    wire::Header h;
+    h.type = wire::MessageType::kPartial;
+    h.job_id = 1;
+    h.rank = wire::kAllRanks;
+    h.agg_node = static_cast<uint16_t>(root->node);
+    h.fan_in = static_cast<uint16_t>(root->contributors.size());
+    h.slot = 1;
+    h.op_seq = 2;
+    h.chunk = 3;
+    h.num_elements = 4;
+    wire::FrameAddress a;
+    a.src_ip = c.ip;
+    a.dst_ip = root->ip;
+    std::vector<uint8_t> payload(16, 1), frame(wire::FrameBytes(4));
+    if (!wire::EncodeFrame(a, h, payload, absl::MakeSpan(frame)).ok() ||
+        !Write(dir / "root" / ("partial_" + std::to_string(c.node)),
+               std::string(frame.begin(), frame.end()))) {
+      return 1;
+    }
   }
   const planner::PathLabels labels = planner::LabelPaths(*switchml);
   const topology::NodeId s2 = *testbed->Find("S2");
