@@ -8,14 +8,14 @@
 # Prints a markdown table, then grid's reduction of communication time.
 #
 #   scripts/testbed.sh [TOOLS_DIR]
-#   env: PLANNERS ("grid grid-paths atp switchml geryon"), GBPS (link rate, 0.05),
-#        COUNT (gradient elements, 65536), ITERATIONS (20)
+#   env: PLANNERS ("grid grid-paths atp switchml geryon"), GBPS (link rate, 0.02),
+#        COUNT (gradient elements, 32768: VGG16 scaled down), ITERATIONS (20)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools=${1:-build/release/tools}
 planners=${PLANNERS:-"grid grid-paths atp switchml geryon"}
-gbps=${GBPS:-0.05}
-count=${COUNT:-65536}
+gbps=${GBPS:-0.02}
+count=${COUNT:-32768}
 iterations=${ITERATIONS:-20}
 . scripts/fabric.sh
 trap 'fabric_kill' EXIT
