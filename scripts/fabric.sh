@@ -23,6 +23,8 @@ fabric_start() {
   "$tools/grid-controller" --store="file:$work/store" "$@" > "$work/controller.log" 2>&1 ||
     { cat "$work/controller.log"; return 1; }
   local s
+  # In name order, which is node order for the generated topologies: a
+  # switch serves the memif links to switches of higher ids.
   for s in $(ls "$work/store/grid/switch"); do
     local ports=()
     [ -f "$work/store/grid/switch-ports/$s" ] && mapfile -t ports < "$work/store/grid/switch-ports/$s"
@@ -52,9 +54,14 @@ fabric_wait_ranks() {
 }
 
 fabric_stop() {
-  local p
-  for p in "${fabric_pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-  for p in "${fabric_pids[@]}"; do wait "$p" 2>/dev/null; done
+  # Clients before servers: the root, then the switches from the last
+  # started (a lower node id serves the memif links between switches).
+  # DPDK's memif client faults when its server goes first.
+  local i
+  for ((i = ${#fabric_pids[@]} - 1; i >= 0; i--)); do
+    kill -INT "${fabric_pids[$i]}" 2>/dev/null
+    wait "${fabric_pids[$i]}" 2>/dev/null
+  done
   fabric_pids=()
   # The EAL leaves its (empty) runtime directories behind.
   rm -rf /var/run/dpdk/g[swr]"$fabric_job"-* /var/run/dpdk/gr"$fabric_job" 2>/dev/null

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "grid/store.h"
 #include "worker/engine.h"
 #include "worker/op_state.h"
@@ -41,13 +42,22 @@ absl::Duration Work::elapsed() const {
 
 class Communicator::Impl {
  public:
+  static constexpr absl::Duration kHeartbeat = absl::Milliseconds(500);
+
   Impl(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
-       CommunicatorOptions options)
+       CommunicatorOptions options, std::unique_ptr<Store> store)
       : config_(config),
         transport_(std::move(transport)),
         options_(options),
-        engine_(config, transport_.get(), options) {
+        engine_(config, transport_.get(), options),
+        store_(std::move(store)) {
     thread_ = std::thread([this] { Run(); });
+    if (store_) {
+      engine_.SetTimeoutExplainer([this](uint64_t id) { return Explain(id); });
+      // Its own thread: every rank's progress thread may be busy explaining
+      // the same timeout, and must not look dead to the others meanwhile.
+      heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+    }
   }
 
   ~Impl() { (void)Shutdown(absl::Seconds(10)); }
@@ -155,6 +165,8 @@ class Communicator::Impl {
       cv_.notify_one();
     }
     thread_.join();
+    heartbeat_cv_.notify_all();
+    if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
     return absl::OkStatus();
   }
 
@@ -205,6 +217,59 @@ class Communicator::Impl {
     }
   }
 
+  // With a store: every 500 ms, "grid/heartbeat/<rank>" = "<operations
+  // submitted> <unix ms>". A timeout reads every rank's, to name the ranks
+  // that did not contribute.
+  void HeartbeatLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      const uint64_t submitted = next_id_;
+      lock.unlock();
+      (void)store_->Set(absl::StrFormat("grid/heartbeat/%d", config_.rank),
+                        absl::StrFormat("%d %d", submitted, absl::ToUnixMillis(absl::Now())));
+      lock.lock();
+      heartbeat_cv_.wait_for(lock, absl::ToChronoMilliseconds(kHeartbeat), [&] { return stop_; });
+    }
+  }
+
+  // Reads every rank's heartbeat twice, more than a period apart: a rank
+  // whose heartbeat did not move is dead or hung; one that has not yet
+  // submitted the operation is behind.
+  std::string Explain(uint64_t op_id) {
+    auto read = [&](int r, uint64_t* submitted, int64_t* at) {
+      auto v = store_->Get(absl::StrFormat("grid/heartbeat/%d", r), absl::Milliseconds(50));
+      return v.ok() && std::sscanf(v->c_str(), "%lu %ld", submitted, at) == 2;
+    };
+    std::vector<int64_t> first(config_.world, -1);
+    for (int r = 0; r < config_.world; ++r) {
+      uint64_t submitted = 0;
+      if (r != config_.rank) read(r, &submitted, &first[r]);
+    }
+    // Within the timeout, so the error still comes within twice it.
+    absl::SleepFor(std::min(kHeartbeat * 2.5, options_.timeout * 0.8));
+    std::vector<std::string> silent, behind;
+    for (int r = 0; r < config_.world; ++r) {
+      if (r == config_.rank) continue;
+      uint64_t submitted = 0;
+      int64_t at = -1;
+      if (!read(r, &submitted, &at) || at == first[r]) {
+        silent.push_back(std::to_string(r));
+      } else if (submitted < op_id) {
+        behind.push_back(absl::StrFormat("%d (at allreduce %d)", r, submitted));
+      }
+    }
+    if (silent.empty() && behind.empty()) {
+      return "every rank is alive and has issued it, so its chunks were lost on the way";
+    }
+    std::string out = "ranks that did not contribute:";
+    if (!silent.empty()) out += " not responding " + absl::StrJoin(silent, ", ");
+    if (!behind.empty()) {
+      out += (silent.empty() ? " not yet issued it " : "; not yet issued it ") +
+             absl::StrJoin(behind, ", ");
+    }
+    return out;
+  }
+
   void PublishStats() {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_ = engine_.stats();
@@ -230,6 +295,9 @@ class Communicator::Impl {
   absl::Status closed_;
 
   uint64_t engine_fused_ = 0;
+  std::unique_ptr<Store> store_;  // optional: heartbeats
+  std::condition_variable heartbeat_cv_;
+  std::thread heartbeat_thread_;
   mutable std::mutex stats_mu_;
   CommunicatorStats stats_;
   std::thread thread_;
@@ -238,6 +306,12 @@ class Communicator::Impl {
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
     CommunicatorOptions options) {
+  std::unique_ptr<Store> store;
+  if (!options.store.empty()) {
+    auto opened = OpenStore(options.store);
+    if (!opened.ok()) return opened.status();
+    store = *std::move(opened);
+  }
   if (transport == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat("rank %d: no transport", config.rank));
   }
@@ -264,8 +338,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
         config.rank, absl::FormatDuration(options.rto), absl::FormatDuration(options.max_rto),
         absl::FormatDuration(options.scan_interval), absl::FormatDuration(options.timeout)));
   }
-  return std::unique_ptr<Communicator>(
-      new Communicator(std::make_unique<Impl>(config, std::move(transport), options)));
+  return std::unique_ptr<Communicator>(new Communicator(
+      std::make_unique<Impl>(config, std::move(transport), options, std::move(store))));
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorOptions options) {

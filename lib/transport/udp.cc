@@ -70,7 +70,8 @@ class UdpTransport final : public Transport {
       size_t built = 0;
       for (size_t i = 0; i < n; ++i) {
         const absl::Span<const uint8_t> f = frames[done + i];
-        if (f.size() < wire::kPayloadOffset) continue;
+        // A link carries any Ethernet frame; a datagram needs a GRID header.
+        if (f.size() < (spec_.link ? sizeof(wire::EthernetHeader) : wire::kPayloadOffset)) continue;
         mmsghdr& m = tx_msg_[built];
         m = {};
         if (spec_.link) {

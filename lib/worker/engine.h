@@ -9,7 +9,9 @@
 #define GRID_LIB_WORKER_ENGINE_H_
 
 #include <deque>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -72,6 +74,11 @@ class Engine {
   bool Poll(absl::Time now);
   // Ends every operation with `status` (abort, shutdown, a fatal error).
   void FailAll(const absl::Status& status, absl::Time now);
+  // Called when operation `op_id` times out; what it returns is added to the
+  // error (the communicator names the ranks that did not contribute).
+  void SetTimeoutExplainer(std::function<std::string(uint64_t op_id)> explain) {
+    explain_ = std::move(explain);
+  }
   bool Idle() const { return ops_.empty(); }
   // Set once a timeout or a fatal error has ended every operation; the
   // stream is then out of step with the other ranks and the engine takes no
@@ -129,6 +136,7 @@ class Engine {
   size_t tx_count_ = 0;
   CommunicatorStats stats_;
   absl::Status failed_;
+  std::function<std::string(uint64_t)> explain_;
 };
 
 // Splits operations (all of one type, issued together) into wire operations:

@@ -50,12 +50,14 @@ void Engine::Scan(absl::Time now) {
                                : absl::StrFormat("chunk %d", index - w->probes);
     };
     ++stats_.timeouts;
+    const uint64_t id = w->pieces.front().op->id;
+    std::string who = explain_ ? explain_(id) : "";
+    if (who.empty()) who = "a rank that did not contribute, or a lost path, holds them";
     FailAll(absl::DeadlineExceededError(absl::StrFormat(
                 "rank %d: allreduce %d (op_seq %d) timed out: %d of %d chunks without a result "
-                "(%s to %s), aggregated at node %d; a rank that did not contribute, or a lost "
-                "path, holds them",
-                config_.rank, w->pieces.front().op->id, w->op_seq, missing, w->total(),
-                describe(first), describe(last), config_.aggregator)),
+                "(%s to %s), aggregated at node %d; %s",
+                config_.rank, id, w->op_seq, missing, w->total(), describe(first), describe(last),
+                config_.aggregator, who)),
             now);
     return;
   }

@@ -87,13 +87,19 @@ elif [ "$mode" = kill ]; then
     [ $code = 3 ] || fail "rank $r exited $code, not with an error (3)"
     [ $took_ms -lt 4000 ] || fail "rank $r took ${took_ms} ms after the kill (timeout 2000 ms)"
     grep -q "timed out" "$work/worker-$r.log" || fail "rank $r: $(cat "$work/worker-$r.log")"
+    grep -q "not responding 3" "$work/worker-$r.log" ||
+      fail "rank $r does not name rank 3: $(cat "$work/worker-$r.log")"
   done
   echo "rank 3 killed; every other rank failed within 2x the timeout:"
   grep -o '"error":"[^"]*"' "$work/worker-0.log"
 fi
-# Stop the fabric; nothing may be left running or holding a port.
-for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+# Stop the fabric, clients before servers (the root, then the switches from
+# the last started): DPDK's memif client faults when its server goes first.
+# Nothing may be left running or holding a port.
+for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+  kill -INT "${pids[$i]}" 2>/dev/null
+  wait "${pids[$i]}" 2>/dev/null
+done
 pids=()
 grep -q '"completed"' "$work/root.log" || fail "grid-root printed no counters"
 if [ "$fabric" = udp ] && command -v ss > /dev/null &&

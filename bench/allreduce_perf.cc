@@ -1,0 +1,165 @@
+// allreduce_perf: nccl-tests-style allreduce bandwidth for one rank of a job,
+// against a ring allreduce over the same transport and fabric in the same
+// run. Launch it as every rank of a job (scripts/allreduce_perf.sh does, on
+// the emulated testbed); rank 0 prints the table.
+//
+//   allreduce_perf [--min-bytes=4096] [--max-bytes=1048576] [--factor=4]
+//                  [--iters=3] [--warmup=1] [--ring=true]
+//
+// Rows: size and count (float32), redop, root (-1: none), the time per
+// operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
+// convention, the ring's traffic factor), #wrong elements, and the bytes this
+// host sent per operation. Then the ring's time, algbw and bytes sent, and
+// GRID's goodput as a multiple of the ring's.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "grid/communicator.h"
+#include "grid/control.h"
+#include "grid/store.h"
+#include "grid/transport.h"
+#include "ring_allreduce.h"
+#include "tools/flags.h"
+
+namespace {
+
+// Sums of these are exact in float32 and in GRID's fixed point.
+void Fill(std::vector<float>& v, int rank) {
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((rank + 1) * (i % 7 + 1));
+}
+
+uint64_t Wrong(const std::vector<float>& v, int world) {
+  uint64_t wrong = 0;
+  const float ranks = world * (world + 1) / 2.0f;
+  for (size_t i = 0; i < v.size(); ++i) wrong += v[i] != ranks * (i % 7 + 1);
+  return wrong;
+}
+
+struct Row {
+  double us = 0;
+  uint64_t wrong = 0;
+  double sent = 0;  // bytes per operation
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace grid;
+  const tools::Flags flags(
+      "allreduce_perf", argc, argv, {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring"},
+      "usage: allreduce_perf [--min-bytes=N] [--max-bytes=N] [--factor=F] [--iters=N]\n"
+      "                      [--warmup=N] [--ring=true|false]\n");
+  const int64_t min_bytes = flags.Int("min-bytes", 4096, 4, 1ll << 32);
+  const int64_t max_bytes = flags.Int("max-bytes", 1 << 20, 4, 1ll << 32);
+  const int64_t factor = flags.Int("factor", 4, 2, 1024);
+  const int iters = static_cast<int>(flags.Int("iters", 3, 1, 100000));
+  const int warmup = static_cast<int>(flags.Int("warmup", 1, 0, 100000));
+  const bool ring = !flags.Get("ring") || flags.Bool("ring");
+
+  auto options = Communicator::OptionsFromEnvironment();
+  if (!options.ok()) flags.Fail(std::string(options.status().message()));
+  auto store = OpenStore(options->store);
+  if (!store.ok()) flags.Fail(std::string(store.status().message()));
+  auto get = [&](const std::string& key) {
+    auto v = (*store)->Get(key, options->bootstrap_timeout);
+    if (!v.ok()) flags.Fail(std::string(v.status().message()));
+    return *v;
+  };
+  auto config =
+      control::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", options->rank)));
+  if (!config.ok()) flags.Fail(std::string(config.status().message()));
+  const int world = config->world, rank = config->rank;
+  std::vector<bench::RingPeer> peers(world);
+  for (int r = 0; r < world; ++r) {
+    auto c = control::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", r)));
+    if (!c.ok()) flags.Fail(std::string(c.status().message()));
+    peers[r].ip = c->ip;
+  }
+  std::string spec = options->transport.empty() ? get(absl::StrFormat("grid/transport/%d", rank))
+                                                : options->transport;
+  while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
+  auto transport = OpenTransport(spec);
+  if (!transport.ok()) flags.Fail(std::string(transport.status().message()));
+  const std::string describe = (*transport)->Describe();
+
+  std::vector<int64_t> sizes;
+  for (int64_t b = min_bytes; b <= max_bytes; b *= factor) sizes.push_back(b / 4 * 4);
+  std::vector<Row> ring_rows(sizes.size()), grid_rows(sizes.size());
+
+  // The ring first, then GRID, over the same transport object.
+  if (ring) {
+    bench::Ring r(*config, peers, transport->get());
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
+      absl::Duration total;
+      const uint64_t sent0 = r.bytes_sent();
+      for (int i = 0; i < warmup + iters; ++i) {
+        Fill(v, rank);
+        const absl::Time t0 = absl::Now();
+        absl::Status s = r.AllReduce(v.data(), v.size(), options->timeout);
+        if (!s.ok()) flags.Fail(std::string(s.message()));
+        if (i >= warmup) total += absl::Now() - t0;
+        if (i >= warmup) ring_rows[k].wrong += Wrong(v, world);
+      }
+      ring_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
+      ring_rows[k].sent = static_cast<double>(r.bytes_sent() - sent0) / (warmup + iters);
+    }
+    r.Linger(absl::Milliseconds(300));
+  }
+  auto comm = Communicator::Create(*config, *std::move(transport), *options);
+  if (!comm.ok()) flags.Fail(std::string(comm.status().message()));
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
+    absl::Duration total;
+    const uint64_t sent0 = (*comm)->stats().bytes_sent;
+    for (int i = 0; i < warmup + iters; ++i) {
+      Fill(v, rank);
+      const absl::Time t0 = absl::Now();
+      absl::Status s = (*comm)->AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32);
+      if (!s.ok()) flags.Fail(std::string(s.message()));
+      if (i >= warmup) total += absl::Now() - t0;
+      if (i >= warmup) grid_rows[k].wrong += Wrong(v, world);
+    }
+    grid_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
+    grid_rows[k].sent = static_cast<double>((*comm)->stats().bytes_sent - sent0) / (warmup + iters);
+  }
+  uint64_t wrong = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) wrong += grid_rows[k].wrong + ring_rows[k].wrong;
+  if (rank != 0) return wrong == 0 ? 0 : 1;
+  std::printf("# allreduce_perf: %d ranks, float32 sum, in place, %d iterations (+%d warmup)\n",
+              world, iters, warmup);
+  std::printf("# rank 0's transport: %s\n", describe.c_str());
+  std::printf(
+      "# busbw = algbw * 2(n-1)/n (nccl-tests' convention); sent = bytes this host sent "
+      "per operation\n#\n");
+  std::printf("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s | %11s %9s %11s | %8s\n", "size",
+              "count", "type", "redop", "root", "time(us)", "algbw", "busbw", "#wrong", "sent(B)",
+              "ring(us)", "algbw", "sent(B)", "vs ring");
+  const double bus = 2.0 * (world - 1) / world;
+  double bus_sum = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const double bytes = static_cast<double>(sizes[k]);
+    const Row& g = grid_rows[k];
+    const Row& r = ring_rows[k];
+    const double algbw = bytes / g.us / 1e3;  // GB/s
+    bus_sum += algbw * bus;
+    if (ring) {
+      const double ring_algbw = bytes / r.us / 1e3;
+      std::printf(
+          "  %10lld %10lld %6s %6s %5d %11.1f %9.4f %9.4f %7llu %11.0f | %11.1f %9.4f %11.0f | "
+          "%7.2fx\n",
+          static_cast<long long>(sizes[k]), static_cast<long long>(sizes[k] / 4), "float", "sum",
+          -1, g.us, algbw, algbw * bus, static_cast<unsigned long long>(g.wrong + r.wrong), g.sent,
+          r.us, ring_algbw, r.sent, r.us / g.us);
+    } else {
+      std::printf("  %10lld %10lld %6s %6s %5d %11.1f %9.4f %9.4f %7llu %11.0f\n",
+                  static_cast<long long>(sizes[k]), static_cast<long long>(sizes[k] / 4), "float",
+                  "sum", -1, g.us, algbw, algbw * bus, static_cast<unsigned long long>(g.wrong),
+                  g.sent);
+    }
+  }
+  std::printf("# Avg bus bandwidth    : %g\n", bus_sum / sizes.size());
+  return wrong == 0 ? 0 : 1;
+}
