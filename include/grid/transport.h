@@ -57,6 +57,10 @@ class Transport {
 //   dpdk:EAL ARGUMENTS [-- port=N loss=P dup=P reorder=P seed=N]
 //       a DPDK port (memif, af_packet, net_ring, NICs), the EAL arguments
 //       passed through (space-separated). One per process.
+//   verbs:[device=NAME,][port=N,]mac=MAC
+//       an RDMA NIC through libibverbs, with a raw-packet queue pair (whole
+//       frames; frames for MAC are steered to it). Unavailable where there
+//       is no RDMA device; Unimplemented where the build lacked libibverbs.
 // The error names the spec and the part at fault.
 absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec);
 

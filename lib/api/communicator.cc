@@ -42,7 +42,7 @@ absl::Duration Work::elapsed() const {
 
 class Communicator::Impl {
  public:
-  static constexpr absl::Duration kHeartbeat = absl::Milliseconds(500);
+  static constexpr absl::Duration kHeartbeat = absl::Milliseconds(250);
 
   Impl(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
        CommunicatorOptions options, std::unique_ptr<Store> store)
@@ -217,7 +217,7 @@ class Communicator::Impl {
     }
   }
 
-  // With a store: every 500 ms, "grid/heartbeat/<rank>" = "<operations
+  // With a store: every 250 ms, "grid/heartbeat/<rank>" = "<operations
   // submitted> <unix ms>". A timeout reads every rank's, to name the ranks
   // that did not contribute.
   void HeartbeatLoop() {
@@ -246,7 +246,7 @@ class Communicator::Impl {
       if (r != config_.rank) read(r, &submitted, &first[r]);
     }
     // Within the timeout, so the error still comes within twice it.
-    absl::SleepFor(std::min(kHeartbeat * 2.5, options_.timeout * 0.8));
+    absl::SleepFor(std::min(kHeartbeat * 4, options_.timeout * 0.4));
     std::vector<std::string> silent, behind;
     for (int r = 0; r < config_.world; ++r) {
       if (r == config_.rank) continue;

@@ -21,6 +21,7 @@
 #include "grid/wire.h"
 #include "transport/dpdk.h"
 #include "transport/impaired.h"
+#include "transport/verbs.h"
 
 namespace grid::transport {
 namespace {
@@ -141,8 +142,10 @@ class UdpTransport final : public Transport {
         }
       }
       a.dst_ip = ntohl(spec_.bind.sin_addr.s_addr);
-      a.src_port = ntohs(rx_from_[i].sin_port);
-      a.dst_port = ntohs(spec_.bind.sin_port);
+      // The socket's own ports need not be GRID's (an emulation binds any
+      // port); the rebuilt frame carries GRID's, as on a real network.
+      a.src_port = wire::kUdpPortBase;
+      a.dst_port = wire::kUdpPortBase;
       const size_t payload = size_t{d.header.num_elements} * wire::kElementBytes;
       if (!wire::EncodeFrame(a, d.header, {d.payload, payload}, absl::MakeSpan(frame_)).ok()) {
         ++malformed_;
@@ -266,8 +269,9 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec) 
     return transport::OpenUdp(*parsed);
   }
   if (spec.substr(0, 5) == "dpdk:") return transport::OpenDpdk(spec);
+  if (spec.substr(0, 6) == "verbs:") return transport::OpenVerbs(spec);
   return absl::InvalidArgumentError(
-      absl::StrFormat("transport \"%s\": unknown kind (udp, udp-link, dpdk)", spec));
+      absl::StrFormat("transport \"%s\": unknown kind (udp, udp-link, dpdk, verbs)", spec));
 }
 
 }  // namespace grid

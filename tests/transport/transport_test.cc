@@ -1,0 +1,214 @@
+// The transports and the bootstrap pieces under the Communicator: kernel UDP
+// (link and datagram modes), fault injection, verbs (skipped without a
+// device), the rendezvous stores and the host configs.
+#include "grid/transport.h"
+
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "grid/control.h"
+#include "grid/planner.h"
+#include "grid/store.h"
+#include "grid/wire.h"
+#include "gtest/gtest.h"
+#include "transport/udp.h"
+
+namespace grid {
+namespace {
+
+using ::testing::HasSubstr;
+
+int FreePortPair() {
+  // Ports from the pid, so parallel test runs rarely collide.
+  return 30000 + static_cast<int>(::getpid() % 2000) * 8;
+}
+
+std::vector<uint8_t> Frame(uint32_t src, uint32_t dst, uint32_t chunk, uint16_t n = 4) {
+  wire::Header h;
+  h.type = wire::MessageType::kData;
+  h.job_id = 9;
+  h.fan_in = 1;
+  h.chunk = chunk;
+  h.num_elements = n;
+  wire::FrameAddress a;
+  a.src_ip = src;
+  a.dst_ip = dst;
+  std::vector<uint8_t> payload(n * 4u, 7), frame(wire::FrameBytes(n));
+  EXPECT_TRUE(wire::EncodeFrame(a, h, payload, absl::MakeSpan(frame)).ok());
+  return frame;
+}
+
+std::vector<std::vector<uint8_t>> Drain(Transport& t, size_t want) {
+  std::vector<std::vector<uint8_t>> got;
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (got.size() < want && absl::Now() < deadline) {
+    t.Receive(32, [&](absl::Span<const uint8_t> f) { got.emplace_back(f.begin(), f.end()); });
+    t.WaitReadable(absl::Milliseconds(5));
+  }
+  return got;
+}
+
+TEST(UdpTransport, LinkCarriesWholeFramesBothWays) {
+  const int p = FreePortPair();
+  auto a = OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p, p + 1));
+  auto b = OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p + 1, p));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  std::vector<std::vector<uint8_t>> frames;
+  for (uint32_t c = 0; c < 100; ++c) frames.push_back(Frame(1, 2, c));
+  std::vector<absl::Span<const uint8_t>> spans(frames.begin(), frames.end());
+  EXPECT_EQ((*a)->Send(spans), frames.size());
+  const auto got = Drain(**b, frames.size());
+  ASSERT_EQ(got.size(), frames.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], frames[i]);
+  // A short non-GRID frame crosses a link too (the ring baseline's acks).
+  const std::vector<uint8_t> small(20, 0xab);
+  const absl::Span<const uint8_t> one[] = {small};
+  (*b)->Send(one);
+  const auto back = Drain(**a, 1);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0], small);
+  EXPECT_GE((*a)->PollFd(), 0);
+  EXPECT_THAT((*a)->Describe(), HasSubstr("udp-link"));
+}
+
+TEST(UdpTransport, DatagramModeRebuildsFramesWithTheSendersAddress) {
+  const int p = FreePortPair() + 2;
+  const uint32_t ip_a = 0x0a000001, ip_b = 0x0a000002;
+  auto a =
+      OpenTransport(absl::StrFormat("udp:bind=127.0.0.1:%d,route=10.0.0.2@127.0.0.1:%d", p, p + 1));
+  auto b =
+      OpenTransport(absl::StrFormat("udp:bind=127.0.0.1:%d,route=10.0.0.1@127.0.0.1:%d", p + 1, p));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  const std::vector<uint8_t> f = Frame(ip_a, ip_b, 42);
+  const absl::Span<const uint8_t> one[] = {f};
+  (*a)->Send(one);
+  const auto got = Drain(**b, 1);
+  ASSERT_EQ(got.size(), 1u);
+  auto v = wire::DecodeFrame(got[0]);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->header.chunk, 42u);
+  EXPECT_EQ(v->address.src_ip, ip_a);  // mapped back through the route
+}
+
+TEST(UdpTransport, FaultInjectionDropsAndDuplicates) {
+  const int p = FreePortPair() + 4;
+  auto lossy = OpenTransport(
+      absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d,loss=1", p, p + 1));
+  auto dup = OpenTransport(
+      absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d,dup=1", p + 1, p));
+  ASSERT_TRUE(lossy.ok() && dup.ok());
+  const std::vector<uint8_t> f = Frame(1, 2, 1);
+  const absl::Span<const uint8_t> one[] = {f};
+  (*lossy)->Send(one);
+  EXPECT_TRUE(Drain(**dup, 1).empty());
+  (*dup)->Send(one);
+  EXPECT_EQ(Drain(**lossy, 2).size(), 2u);
+  EXPECT_THAT((*dup)->Describe(), HasSubstr("dup 1"));
+}
+
+TEST(UdpTransport, BadSpecsNameThePart) {
+  EXPECT_THAT(OpenTransport("udp:").status().message(), HasSubstr("bind is required"));
+  EXPECT_THAT(OpenTransport("udp-link:bind=127.0.0.1:1").status().message(),
+              HasSubstr("needs peer"));
+  EXPECT_THAT(OpenTransport("udp:bind=127.0.0.1:99999").status().message(), HasSubstr("bind"));
+  EXPECT_THAT(OpenTransport("udp:bind=127.0.0.1:1,colour=blue").status().message(),
+              HasSubstr("unknown key \"colour\""));
+  EXPECT_THAT(OpenTransport("udp:bind=127.0.0.1:1,loss=2").status().message(), HasSubstr("loss"));
+  EXPECT_THAT(OpenTransport("carrier-pigeon:").status().message(), HasSubstr("unknown kind"));
+  EXPECT_THAT(OpenTransport("dpdk:--no-pci -- bogus").status().message(),
+              HasSubstr("not \"bogus\""));
+}
+
+TEST(VerbsTransport, OpensOrSkipsWithAClearReason) {
+  auto t = OpenTransport("verbs:mac=02:00:00:00:00:01");
+  if (!t.ok() && (t.status().code() == absl::StatusCode::kUnavailable ||
+                  t.status().code() == absl::StatusCode::kUnimplemented ||
+                  t.status().code() == absl::StatusCode::kNotFound)) {
+    GTEST_SKIP() << "no RDMA device here: " << t.status().message();
+  }
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT((*t)->Describe(), HasSubstr("verbs"));
+}
+
+TEST(VerbsTransport, RejectsABadSpec) {
+  auto t = OpenTransport("verbs:port=1");
+  if (t.status().code() == absl::StatusCode::kUnimplemented) {
+    GTEST_SKIP() << t.status().message();
+  }
+  EXPECT_THAT(t.status().message(), HasSubstr("mac="));
+  EXPECT_THAT(OpenTransport("verbs:mac=02:00:00:00:00:01,speed=9").status().message(),
+              ::testing::AnyOf(HasSubstr("not \"speed=9\""), HasSubstr("no verbs transport")));
+}
+
+TEST(Store, FileStoreWaitsForKeys) {
+  auto store = OpenStore("file:" + ::testing::TempDir() + "/store_test");
+  ASSERT_TRUE(store.ok());
+  std::thread later([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    ASSERT_TRUE((*store)->Set("grid/worker/3", "hello").ok());
+  });
+  auto v = (*store)->Get("grid/worker/3", absl::Seconds(5));
+  later.join();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, "hello");
+  EXPECT_EQ((*store)->Get("grid/missing", absl::Milliseconds(30)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE((*store)->Set("../escape", "x").ok());
+  EXPECT_FALSE((*store)->Set("/abs", "x").ok());
+}
+
+TEST(Store, TcpStoreServesManyClients) {
+  auto server = ServeTcpStore(0);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string spec = absl::StrFormat("tcp:127.0.0.1:%d", (*server)->port());
+  auto a = OpenStore(spec);
+  auto b = OpenStore(spec);
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::thread writer([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    ASSERT_TRUE((*a)->Set("k", std::string(100000, 'x')).ok());
+  });
+  auto v = (*b)->Get("k", absl::Seconds(5));
+  writer.join();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->size(), 100000u);
+  auto missing = (*b)->Get("nothing", absl::Milliseconds(50));
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(missing.status().message(), HasSubstr("\"nothing\""));
+  EXPECT_THAT(OpenStore("ftp:x").status().message(), HasSubstr("expected file:DIR"));
+}
+
+TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
+  const topology::Topology topo = *topology::GenerateTopology("testbed");
+  const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("grid"))
+                                  ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
+  control::JobParams params;
+  auto workers = control::BuildWorkerConfigs(topo, plan, params);
+  auto root = control::BuildRootConfig(topo, plan, params);
+  ASSERT_TRUE(workers.ok() && root.ok());
+  ASSERT_EQ(workers->size(), 8u);
+  for (const auto& w : *workers) {
+    const std::string json = control::WorkerConfigToJson(w);
+    auto back = control::ParseWorkerConfigJson(json);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(control::WorkerConfigToJson(*back), json);
+  }
+  const std::string json = control::RootConfigToJson(*root);
+  auto back = control::ParseRootConfigJson(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(control::RootConfigToJson(*back), json);
+  std::string bad = control::WorkerConfigToJson((*workers)[0]);
+  bad.replace(bad.find("\"slots\": 256"), 12, "\"slots\": -1");
+  EXPECT_THAT(control::ParseWorkerConfigJson(bad).status().message(), HasSubstr("slots"));
+  EXPECT_THAT(control::ParseRootConfigJson("{\"format\":\"grid-root/1\"}").status().message(),
+              HasSubstr("job_id: missing"));
+  EXPECT_THAT(control::ParseWorkerConfigJson("[1,2]").status().message(),
+              HasSubstr("not a JSON object"));
+}
+
+}  // namespace
+}  // namespace grid
