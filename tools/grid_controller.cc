@@ -95,16 +95,14 @@ int main(int argc, char** argv) {
     if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");
     switch_impair += (switch_impair.empty() ? "gbps=" : ",gbps=") + *gbps;
   }
+  // The emulated fabric's keys go in first: a rank that finds its config
+  // (published last, by PublishJob) finds its transport too.
+  std::vector<std::pair<std::string, std::string>> emulation;
   auto put = [&](const std::string& key, const std::string& value) {
-    if (absl::Status s = (*store)->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
+    emulation.emplace_back(key, value);
   };
 
-  put("grid/plan", planner::PlanToJson(*topo, *plan));
-  for (const auto& [node, c] : *switches) put("grid/switch/" + c.name, sw::ConfigToJson(c));
-  put("grid/root", control::RootConfigToJson(*root));
-  for (const control::WorkerConfig& w : *worker_configs) {
-    put(absl::StrFormat("grid/worker/%d", w.rank), control::WorkerConfigToJson(w));
-  }
+
   if (flags.Get("udp-base-port")) {
     // Link i of the topology is two UDP sockets, one per direction's arc.
     const int base = static_cast<int>(flags.Int("udp-base-port", 0, 1024, 65535));
@@ -192,6 +190,12 @@ int main(int argc, char** argv) {
           host_spec(w.node, absl::StrFormat("gw%d-%d", params.job_id, w.rank)));
     }
     put("grid/root-transport", host_spec(root->node, absl::StrFormat("gr%d", params.job_id)));
+  }
+  for (const auto& [key, value] : emulation) {
+    if (absl::Status s = (*store)->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
+  }
+  if (absl::Status s = control::PublishJob(*topo, *plan, params, **store); !s.ok()) {
+    flags.Fail(std::string(s.message()));
   }
   std::printf("grid-controller: %s planned %d workers, %zu switches, root %s; published to %s\n",
               plan->planner.c_str(), workers, switches->size(), topo->node(root->node).name.c_str(),

@@ -19,6 +19,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "grid/store.h"
 #include "grid/switch.h"
 
 namespace grid::tools {
@@ -121,16 +122,32 @@ inline std::string ReadFileOrFail(const std::string& path) {
   return ss.str();
 }
 
-// SIGHUP: the table file again, into a running pipeline.
-inline void Reload(sw::Pipeline& pipeline, const std::string& path) {
-  auto reloaded = sw::ParseConfigJson(ReadFileOrFail(path));
-  absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
-  std::fprintf(stderr, "grid-switch: reload %s: %s\n", path.c_str(), s.ToString().c_str());
+// The table file's text: "store:SPEC#NAME" reads grid/switch/NAME from a
+// rendezvous store (waiting for the controller to publish it), anything else
+// is a path.
+inline absl::StatusOr<std::string> ReadTables(const std::string& source) {
+  if (source.rfind("store:", 0) != 0) return ReadFileOrFail(source);
+  const size_t hash = source.rfind('#');
+  if (hash == std::string::npos) return absl::InvalidArgumentError(source + ": no #NAME");
+  auto store = OpenStore(source.substr(6, hash - 6));
+  if (!store.ok()) return store.status();
+  return (*store)->Get("grid/switch/" + source.substr(hash + 1), absl::Seconds(60));
 }
 
-inline sw::SwitchConfig LoadConfig(const std::string& path) {
-  auto config = sw::ParseConfigJson(ReadFileOrFail(path));
-  if (!config.ok()) Fail(path + ": " + std::string(config.status().message()));
+// SIGHUP: the table file (or the store's entry) again, into a running
+// pipeline.
+inline void Reload(sw::Pipeline& pipeline, const std::string& source) {
+  auto text = ReadTables(source);
+  auto reloaded = text.ok() ? sw::ParseConfigJson(*text) : text.status();
+  absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
+  std::fprintf(stderr, "grid-switch: reload %s: %s\n", source.c_str(), s.ToString().c_str());
+}
+
+inline sw::SwitchConfig LoadConfig(const std::string& source) {
+  auto text = ReadTables(source);
+  if (!text.ok()) Fail(source + ": " + std::string(text.status().message()));
+  auto config = sw::ParseConfigJson(*text);
+  if (!config.ok()) Fail(source + ": " + std::string(config.status().message()));
   return *std::move(config);
 }
 
@@ -145,6 +162,7 @@ struct SwitchFlags {
 // The flags after the EAL arguments (DPDK mode) or all of them (UDP mode).
 inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
   SwitchFlags f;
+  std::string store, name;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::optional<std::string> {
@@ -154,6 +172,10 @@ inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
     };
     if (auto v = value("--config")) {
       f.config_path = *v;
+    } else if (auto vs = value("--store")) {
+      store = *vs;
+    } else if (auto vn = value("--name")) {
+      name = *vn;
     } else if (auto v1 = value("--udp-port")) {
       f.udp_ports.push_back(*v1);
     } else if (auto v2 = value("--impair")) {
@@ -167,10 +189,16 @@ inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
       if (!absl::SimpleAtoi(*v4, &f.idle_us) || f.idle_us < 0) Fail("--idle-us: not a number");
     } else if (arg != "--") {
       Fail("unknown argument \"" + arg +
-           "\" (--config, --udp-port, --impair, --capacity-gbps, --idle-us)");
+           "\" (--config, --store, --name, --udp-port, --impair, --capacity-gbps, --idle-us)");
     }
   }
-  if (f.config_path.empty()) Fail("--config=FILE is required");
+  if (!store.empty() || !name.empty()) {
+    if (store.empty() || name.empty() || !f.config_path.empty()) {
+      Fail("--store=SPEC and --name=SWITCH go together, instead of --config");
+    }
+    f.config_path = "store:" + store + "#" + name;
+  }
+  if (f.config_path.empty()) Fail("--config=FILE (or --store=SPEC --name=SWITCH) is required");
   return f;
 }
 

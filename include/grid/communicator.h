@@ -44,6 +44,18 @@ struct CommunicatorOptions {
   std::string store;      // "file:DIR" or "tcp:HOST:PORT" (grid/store.h)
   std::string transport;  // overrides the store's grid/transport/<rank>
   absl::Duration bootstrap_timeout = absl::Seconds(60);
+  // Rank 0 as the controller: with `topology` set, rank 0 plans the job
+  // (`planner`, the root host `root` or the topology's default) and
+  // publishes it into the store, serving the store itself when it is
+  // tcp:...; other ranks need only the store. Without it, a grid-controller
+  // has published the job.
+  std::string topology;  // a generator spec or a JSON file (topology.h)
+  std::string planner = "grid";
+  std::string root;        // host name; empty: the job's default
+  uint32_t slots = 256;    // pool size P on every aggregating switch
+  uint16_t elements = 64;  // elements per packet
+  uint16_t job_id = 1;
+  uint32_t token = 0x6a1d;
 
   absl::Duration timeout = absl::Seconds(30);  // default per operation
   // In-flight chunks: at most the pool size P. 0 = P. The window starts at
@@ -114,7 +126,8 @@ class Communicator {
   // rendezvous store that the controller filled.
   static absl::StatusOr<std::unique_ptr<Communicator>> Create(CommunicatorOptions options);
   // Create() with options from the environment: GRID_RANK, GRID_WORLD_SIZE,
-  // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US;
+  // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US,
+  // and for rank 0 as the controller GRID_TOPOLOGY, GRID_PLANNER, GRID_ROOT;
   // the rank and size also from torchrun (RANK, WORLD_SIZE), mpirun
   // (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID, SLURM_NTASKS), and
   // the store from MASTER_ADDR with port MASTER_PORT + 1.

@@ -14,6 +14,10 @@
 #include "grid/planner.h"
 #include "grid/switch.h"
 
+namespace grid {
+class Store;
+}
+
 namespace grid::control {
 
 // Addresses the controller gives nodes: 10.0.0.0/16 by node id (id + 1),
@@ -88,6 +92,11 @@ std::string WorkerConfigToJson(const WorkerConfig& config);
 absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text);
 std::string RootConfigToJson(const RootConfig& config);
 absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text);
+
+// Publishes a planned job into a rendezvous store: grid/plan,
+// grid/switch/<name>, grid/root and grid/worker/<rank> (docs/worker.md).
+absl::Status PublishJob(const topology::Topology& topology, const planner::Plan& plan,
+                        const JobParams& job, Store& store);
 
 absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topology,
                                                              const planner::Plan& plan,

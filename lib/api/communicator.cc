@@ -10,7 +10,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "grid/planner.h"
 #include "grid/store.h"
+#include "grid/topology.h"
 #include "worker/engine.h"
 #include "worker/op_state.h"
 
@@ -176,6 +178,7 @@ class Communicator::Impl {
   }
 
   const control::WorkerConfig& config() const { return config_; }
+  void KeepStoreServer(std::unique_ptr<StoreServer> server) { store_server_ = std::move(server); }
 
  private:
   void Run() {
@@ -220,42 +223,56 @@ class Communicator::Impl {
   // With a store: every 250 ms, "grid/heartbeat/<rank>" = "<operations
   // submitted> <unix ms>". A timeout reads every rank's, to name the ranks
   // that did not contribute.
+  // "<operations submitted> <unix ms> <state>": state is "run", or "end"
+  // once the communicator has failed or shut down, so a rank that ended on
+  // its own (say, by the same timeout) is not taken for a dead one.
   void HeartbeatLoop() {
     std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
+    while (true) {
       const uint64_t submitted = next_id_;
+      const bool ended = stop_ || !closed_.ok();
       lock.unlock();
       (void)store_->Set(absl::StrFormat("grid/heartbeat/%d", config_.rank),
-                        absl::StrFormat("%d %d", submitted, absl::ToUnixMillis(absl::Now())));
+                        absl::StrFormat("%d %d %s", submitted, absl::ToUnixMillis(absl::Now()),
+                                        ended ? "end" : "run"));
       lock.lock();
+      if (stop_) return;
       heartbeat_cv_.wait_for(lock, absl::ToChronoMilliseconds(kHeartbeat), [&] { return stop_; });
     }
   }
 
   // Reads every rank's heartbeat twice, more than a period apart: a rank
-  // whose heartbeat did not move is dead or hung; one that has not yet
-  // submitted the operation is behind.
+  // whose heartbeat did not move (and did not say it ended) is dead or hung;
+  // one that has not yet submitted the operation is behind.
   std::string Explain(uint64_t op_id) {
-    auto read = [&](int r, uint64_t* submitted, int64_t* at) {
-      auto v = store_->Get(absl::StrFormat("grid/heartbeat/%d", r), absl::Milliseconds(50));
-      return v.ok() && std::sscanf(v->c_str(), "%lu %ld", submitted, at) == 2;
-    };
-    std::vector<int64_t> first(config_.world, -1);
-    for (int r = 0; r < config_.world; ++r) {
+    struct Beat {
       uint64_t submitted = 0;
-      if (r != config_.rank) read(r, &submitted, &first[r]);
+      int64_t at = -1;
+      bool ended = false;
+      bool ok = false;
+    };
+    auto read = [&](int r) {
+      Beat b;
+      auto v = store_->Get(absl::StrFormat("grid/heartbeat/%d", r), absl::Milliseconds(50));
+      char state[8] = {};
+      b.ok = v.ok() && std::sscanf(v->c_str(), "%lu %ld %7s", &b.submitted, &b.at, state) == 3;
+      b.ended = std::string(state) == "end";
+      return b;
+    };
+    std::vector<Beat> first(config_.world);
+    for (int r = 0; r < config_.world; ++r) {
+      if (r != config_.rank) first[r] = read(r);
     }
     // Within the timeout, so the error still comes within twice it.
     absl::SleepFor(std::min(kHeartbeat * 4, options_.timeout * 0.4));
     std::vector<std::string> silent, behind;
     for (int r = 0; r < config_.world; ++r) {
       if (r == config_.rank) continue;
-      uint64_t submitted = 0;
-      int64_t at = -1;
-      if (!read(r, &submitted, &at) || at == first[r]) {
+      const Beat b = read(r);
+      if (!b.ok || (b.at == first[r].at && !b.ended)) {
         silent.push_back(std::to_string(r));
-      } else if (submitted < op_id) {
-        behind.push_back(absl::StrFormat("%d (at allreduce %d)", r, submitted));
+      } else if (b.submitted < op_id) {
+        behind.push_back(absl::StrFormat("%d (at allreduce %d)", r, b.submitted));
       }
     }
     if (silent.empty() && behind.empty()) {
@@ -295,7 +312,8 @@ class Communicator::Impl {
   absl::Status closed_;
 
   uint64_t engine_fused_ = 0;
-  std::unique_ptr<Store> store_;  // optional: heartbeats
+  std::unique_ptr<Store> store_;               // optional: heartbeats
+  std::unique_ptr<StoreServer> store_server_;  // rank 0 serving the TCP store
   std::condition_variable heartbeat_cv_;
   std::thread heartbeat_thread_;
   mutable std::mutex stats_mu_;
@@ -342,6 +360,43 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
       std::make_unique<Impl>(config, std::move(transport), options, std::move(store))));
 }
 
+namespace {
+
+// Rank 0 as the controller: plans the job and publishes it. Serves the store
+// when it is tcp:... (the server lives as long as the communicator).
+absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const CommunicatorOptions& o) {
+  std::unique_ptr<StoreServer> server;
+  if (o.store.rfind("tcp:", 0) == 0) {
+    int port = 0;
+    if (!absl::SimpleAtoi(o.store.substr(o.store.rfind(':') + 1), &port)) {
+      return absl::InvalidArgumentError(absl::StrFormat("store \"%s\": no port", o.store));
+    }
+    auto s = ServeTcpStore(port);
+    if (!s.ok()) return s.status();
+    server = *std::move(s);
+  }
+  auto store = OpenStore(o.store);
+  if (!store.ok()) return store.status();
+  auto topo = topology::LoadTopology(o.topology);
+  if (!topo.ok()) return topo.status();
+  auto job = planner::MakeJob(
+      *topo, o.world_size, o.root.empty() ? std::nullopt : std::optional<std::string>(o.root), 1);
+  if (!job.ok()) return job.status();
+  auto created = planner::PlannerRegistry::WithBuiltins().Create(o.planner);
+  if (!created.ok()) return created.status();
+  auto plan = (*created)->Plan(*topo, *job);
+  if (!plan.ok()) return plan.status();
+  control::JobParams params;
+  params.job_id = o.job_id;
+  params.token = o.token;
+  params.slots = o.slots;
+  params.elements = o.elements;
+  if (absl::Status s = control::PublishJob(*topo, *plan, params, **store); !s.ok()) return s;
+  return server;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorOptions options) {
   if (options.rank < 0) {
     return absl::InvalidArgumentError("options: rank is not set (GRID_RANK, RANK, ...)");
@@ -349,6 +404,16 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   if (options.store.empty()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d options: no store (GRID_STORE or MASTER_ADDR)", options.rank));
+  }
+  std::unique_ptr<StoreServer> server;
+  if (options.rank == 0 && !options.topology.empty()) {
+    if (options.world_size < 1) {
+      return absl::InvalidArgumentError(
+          "rank 0 options: planning the job needs world_size (GRID_WORLD_SIZE, WORLD_SIZE, ...)");
+    }
+    auto served = ControlJob(options);
+    if (!served.ok()) return served.status();
+    server = *std::move(served);
   }
   auto store = OpenStore(options.store);
   if (!store.ok()) return store.status();
@@ -370,13 +435,21 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   if (spec.empty()) {
     auto stored = (*store)->Get(absl::StrFormat("grid/transport/%d", options.rank),
                                 options.bootstrap_timeout);
-    if (!stored.ok()) return stored.status();
+    if (!stored.ok()) {
+      return absl::Status(stored.status().code(),
+                          absl::StrFormat("rank %d: no transport: set GRID_TRANSPORT (or "
+                                          "options.transport), or publish one with grid-controller "
+                                          "--udp-base-port/--memif-dir (%s)",
+                                          options.rank, stored.status().message()));
+    }
     spec = *stored;
     while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
   }
   auto transport = OpenTransport(spec);
   if (!transport.ok()) return transport.status();
-  return Create(*config, *std::move(transport), options);
+  auto comm = Create(*config, *std::move(transport), options);
+  if (comm.ok() && server) (*comm)->impl_->KeepStoreServer(std::move(server));
+  return comm;
 }
 
 namespace {
@@ -434,6 +507,9 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
     o.store = absl::StrFormat("tcp:%s:%d", addr, port + 1);
   }
   if (const char* v = FirstEnv({"GRID_TRANSPORT"}, &which)) o.transport = v;
+  if (const char* v = FirstEnv({"GRID_TOPOLOGY"}, &which)) o.topology = v;
+  if (const char* v = FirstEnv({"GRID_PLANNER"}, &which)) o.planner = v;
+  if (const char* v = FirstEnv({"GRID_ROOT"}, &which)) o.root = v;
   return o;
 }
 

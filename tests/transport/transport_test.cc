@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
+#include "grid/communicator.h"
 #include "grid/control.h"
 #include "grid/planner.h"
 #include "grid/store.h"
@@ -208,6 +209,52 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
               HasSubstr("job_id: missing"));
   EXPECT_THAT(control::ParseWorkerConfigJson("[1,2]").status().message(),
               HasSubstr("not a JSON object"));
+}
+
+}  // namespace
+}  // namespace grid
+
+namespace grid {
+namespace {
+
+// Rank 0 as the controller: it serves the TCP store, plans the job and
+// publishes every component's config; the other ranks need only the store.
+TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
+  const int port = 31000 + static_cast<int>(::getpid() % 2000) * 8;
+  CommunicatorOptions o;
+  o.rank = 0;
+  o.world_size = 8;
+  o.store = absl::StrFormat("tcp:127.0.0.1:%d", port);
+  o.transport = absl::StrFormat("udp:bind=127.0.0.1:%d", port + 1);
+  o.topology = "testbed";
+  o.planner = "switchml";
+  o.bootstrap_timeout = absl::Seconds(5);
+  auto rank0 = Communicator::Create(o);
+  ASSERT_TRUE(rank0.ok()) << rank0.status();
+  auto client = OpenStore(o.store);
+  ASSERT_TRUE(client.ok());
+  auto w5 = (*client)->Get("grid/worker/5", absl::Seconds(2));
+  ASSERT_TRUE(w5.ok()) << w5.status();
+  auto config = control::ParseWorkerConfigJson(*w5);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->rank, 5);
+  EXPECT_TRUE((*client)->Get("grid/switch/S2", absl::Seconds(2)).ok());
+  EXPECT_TRUE((*client)->Get("grid/root", absl::Seconds(2)).ok());
+  // Another rank joins through the store alone (its transport named).
+  CommunicatorOptions o5 = o;
+  o5.rank = 5;
+  o5.topology.clear();
+  o5.transport = absl::StrFormat("udp:bind=127.0.0.1:%d", port + 2);
+  auto rank5 = Communicator::Create(o5);
+  ASSERT_TRUE(rank5.ok()) << rank5.status();
+  EXPECT_EQ((*rank5)->rank(), 5);
+  EXPECT_EQ((*rank5)->world_size(), 8);
+  // Without a transport, the error says where one comes from.
+  CommunicatorOptions o6 = o5;
+  o6.rank = 6;
+  o6.transport.clear();
+  o6.bootstrap_timeout = absl::Milliseconds(50);
+  EXPECT_THAT(Communicator::Create(o6).status().message(), HasSubstr("set GRID_TRANSPORT"));
 }
 
 }  // namespace
