@@ -32,8 +32,11 @@ fabric_start() {
       > "$work/switch-$s.log" 2>&1 &
     fabric_pids+=($!)
   done
-  "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
-  fabric_pids+=($!)
+  # With FABRIC_ROOT_IN_RANK set, a rank hosts the root (GRID_ROOT_RANK).
+  if [ -z "${FABRIC_ROOT_IN_RANK:-}" ]; then
+    "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
+    fabric_pids+=($!)
+  fi
 }
 
 fabric_ranks() {

@@ -56,6 +56,11 @@ struct CommunicatorOptions {
   uint16_t elements = 64;  // elements per packet
   uint16_t job_id = 1;
   uint32_t token = 0x6a1d;
+  // Host the job's root (parameter server) in this rank's process, on its
+  // own thread and transport (`root_transport`, or the store's
+  // grid/root-transport). The root must outlive every rank's operations.
+  bool serve_root = false;
+  std::string root_transport;
 
   absl::Duration timeout = absl::Seconds(30);  // default per operation
   // In-flight chunks: at most the pool size P. 0 = P. The window starts at
@@ -128,6 +133,7 @@ class Communicator {
   // Create() with options from the environment: GRID_RANK, GRID_WORLD_SIZE,
   // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US,
   // and for rank 0 as the controller GRID_TOPOLOGY, GRID_PLANNER, GRID_ROOT;
+  // GRID_ROOT_RANK=r makes rank r host the root (serve_root);
   // the rank and size also from torchrun (RANK, WORLD_SIZE), mpirun
   // (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID, SLURM_NTASKS), and
   // the store from MASTER_ADDR with port MASTER_PORT + 1.

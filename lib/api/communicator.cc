@@ -13,6 +13,7 @@
 #include "grid/planner.h"
 #include "grid/store.h"
 #include "grid/topology.h"
+#include "root/engine.h"
 #include "worker/engine.h"
 #include "worker/op_state.h"
 
@@ -41,6 +42,30 @@ absl::Duration Work::elapsed() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->elapsed;
 }
+
+// The job's root in a rank's process: its engine on its own thread and
+// transport, until the communicator goes.
+class RootRunner {
+ public:
+  RootRunner(const control::RootConfig& config, std::unique_ptr<Transport> transport)
+      : transport_(std::move(transport)), engine_(config, transport_.get()) {
+    thread_ = std::thread([this] {
+      while (!stop_.load(std::memory_order_relaxed)) {
+        if (!engine_.Poll()) transport_->WaitReadable(absl::Milliseconds(2));
+      }
+    });
+  }
+  ~RootRunner() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::unique_ptr<Transport> transport_;
+  root::RootEngine engine_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 class Communicator::Impl {
  public:
@@ -179,6 +204,7 @@ class Communicator::Impl {
 
   const control::WorkerConfig& config() const { return config_; }
   void KeepStoreServer(std::unique_ptr<StoreServer> server) { store_server_ = std::move(server); }
+  void KeepRoot(std::unique_ptr<RootRunner> root) { root_ = std::move(root); }
 
  private:
   void Run() {
@@ -314,6 +340,7 @@ class Communicator::Impl {
   uint64_t engine_fused_ = 0;
   std::unique_ptr<Store> store_;               // optional: heartbeats
   std::unique_ptr<StoreServer> store_server_;  // rank 0 serving the TCP store
+  std::unique_ptr<RootRunner> root_;           // the job's root, when this rank hosts it
   std::condition_variable heartbeat_cv_;
   std::thread heartbeat_thread_;
   mutable std::mutex stats_mu_;
@@ -447,8 +474,28 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   }
   auto transport = OpenTransport(spec);
   if (!transport.ok()) return transport.status();
+  std::unique_ptr<RootRunner> root;
+  if (options.serve_root) {
+    auto root_config = (*store)->Get("grid/root", options.bootstrap_timeout);
+    if (!root_config.ok()) return root_config.status();
+    auto parsed = control::ParseRootConfigJson(*root_config);
+    if (!parsed.ok()) return parsed.status();
+    std::string root_spec = options.root_transport;
+    if (root_spec.empty()) {
+      auto stored = (*store)->Get("grid/root-transport", options.bootstrap_timeout);
+      if (!stored.ok()) return stored.status();
+      root_spec = *stored;
+      while (!root_spec.empty() && (root_spec.back() == '\n' || root_spec.back() == ' ')) {
+        root_spec.pop_back();
+      }
+    }
+    auto root_transport = OpenTransport(root_spec);
+    if (!root_transport.ok()) return root_transport.status();
+    root = std::make_unique<RootRunner>(*parsed, *std::move(root_transport));
+  }
   auto comm = Create(*config, *std::move(transport), options);
   if (comm.ok() && server) (*comm)->impl_->KeepStoreServer(std::move(server));
+  if (comm.ok() && root) (*comm)->impl_->KeepRoot(std::move(root));
   return comm;
 }
 
@@ -510,6 +557,9 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   if (const char* v = FirstEnv({"GRID_TOPOLOGY"}, &which)) o.topology = v;
   if (const char* v = FirstEnv({"GRID_PLANNER"}, &which)) o.planner = v;
   if (const char* v = FirstEnv({"GRID_ROOT"}, &which)) o.root = v;
+  int64_t root_rank = -1;
+  if (absl::Status s = integer({"GRID_ROOT_RANK"}, 0, 65534, &root_rank); !s.ok()) return s;
+  if (root_rank >= 0 && root_rank == o.rank) o.serve_root = true;
   return o;
 }
 

@@ -31,8 +31,8 @@ std::atomic<bool> g_eal_in_use{false};
 
 class DpdkTransport final : public Transport {
  public:
-  DpdkTransport(uint16_t port, rte_mempool* pool, std::string describe)
-      : port_(port), pool_(pool), describe_(std::move(describe)) {}
+  DpdkTransport(uint16_t port, uint16_t queues, rte_mempool* pool, std::string describe)
+      : port_(port), queues_(queues), pool_(pool), describe_(std::move(describe)) {}
 
   ~DpdkTransport() override {
     rte_eth_dev_stop(port_);
@@ -60,7 +60,9 @@ class DpdkTransport final : public Transport {
         m[n++] = b;
       }
       if (n == 0) break;
-      const uint16_t sent = rte_eth_tx_burst(port_, 0, m, n);
+      // Bursts take the transmit queues in turn.
+      const uint16_t sent = rte_eth_tx_burst(port_, tx_queue_, m, n);
+      tx_queue_ = static_cast<uint16_t>((tx_queue_ + 1) % queues_);
       for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
       done += n;
       // What the queue refused is lost to it; loss recovery resends it.
@@ -70,8 +72,14 @@ class DpdkTransport final : public Transport {
 
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
     rte_mbuf* m[kBurst];
-    const uint16_t n =
-        rte_eth_rx_burst(port_, 0, m, static_cast<uint16_t>(std::min<size_t>(max, kBurst)));
+    // Every receive queue in turn (a NIC's RSS spreads flows over them); the
+    // first that has frames gives this batch.
+    uint16_t n = 0;
+    for (uint16_t tries = 0; n == 0 && tries < queues_; ++tries) {
+      n = rte_eth_rx_burst(port_, rx_queue_, m,
+                           static_cast<uint16_t>(std::min<size_t>(max, kBurst)));
+      rx_queue_ = static_cast<uint16_t>((rx_queue_ + 1) % queues_);
+    }
     for (uint16_t i = 0; i < n; ++i) {
       if (rte_pktmbuf_linearize(m[i]) == 0) {
         on_frame({rte_pktmbuf_mtod(m[i], const uint8_t*), rte_pktmbuf_data_len(m[i])});
@@ -92,6 +100,8 @@ class DpdkTransport final : public Transport {
 
  private:
   uint16_t port_;
+  uint16_t queues_;
+  uint16_t rx_queue_ = 0, tx_queue_ = 0;
   rte_mempool* pool_;
   std::string describe_;
 };
@@ -127,7 +137,7 @@ absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) 
 absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
   const std::string_view args = spec.substr(spec.find(':') + 1);
   std::vector<std::string> eal = {"grid"};
-  uint16_t port = 0;
+  uint16_t port = 0, queues = 1;
   LinkFaults faults;
   bool options = false;
   for (absl::string_view a :
@@ -142,13 +152,16 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
       const bool number = eq != absl::string_view::npos && absl::SimpleAtod(value, &v) && v >= 0;
       if (key == "port" && absl::SimpleAtoi(value, &p) && p <= 65535) {
         port = static_cast<uint16_t>(p);
+      } else if (key == "queues" && absl::SimpleAtoi(value, &p) && p >= 1 && p <= 64) {
+        queues = static_cast<uint16_t>(p);
       } else if ((key == "loss" || key == "dup" || key == "reorder") && number && v <= 1) {
         (key == "loss" ? faults.loss : key == "dup" ? faults.duplicate : faults.reorder) = v;
       } else if (key == "seed" && number) {
         faults.seed = static_cast<uint64_t>(v);
       } else {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "transport \"%s\": after --: port=N, loss=P, dup=P, reorder=P, seed=N; not \"%s\"",
+            "transport \"%s\": after --: port=N, queues=N, loss=P, dup=P, reorder=P, seed=N; not "
+            "\"%s\"",
             spec, std::string(a)));
       }
     } else {
@@ -182,24 +195,30 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
     return fail(absl::StrFormat("no DPDK port %d (%d available; check --vdev/-a)", port,
                                 rte_eth_dev_count_avail()));
   }
-  rte_mempool* pool = rte_pktmbuf_pool_create(
-      "grid_transport", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  // Every receive queue holds 1024 mbufs, and sends need their own.
+  const unsigned mbufs = std::max(8191u, queues * 2048u + 4095u);
+  rte_mempool* pool =
+      rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                              static_cast<int>(rte_socket_id()));
   if (pool == nullptr) return fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
   rte_eth_conf conf{};
   const int socket = rte_eth_dev_socket_id(port);
-  bool ok = rte_eth_dev_configure(port, 1, 1, &conf) >= 0 &&
-            rte_eth_rx_queue_setup(port, 0, 1024, socket, nullptr, pool) >= 0 &&
-            rte_eth_tx_queue_setup(port, 0, 1024, socket, nullptr) >= 0;
+  bool ok = rte_eth_dev_configure(port, queues, queues, &conf) >= 0;
+  for (uint16_t q = 0; ok && q < queues; ++q) {
+    ok = rte_eth_rx_queue_setup(port, q, 1024, socket, nullptr, pool) >= 0 &&
+         rte_eth_tx_queue_setup(port, q, 1024, socket, nullptr) >= 0;
+  }
   if (!ok || rte_eth_dev_start(port) < 0) {
     rte_mempool_free(pool);
-    return fail(absl::StrFormat("cannot start DPDK port %d", port));
+    return fail(absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
   }
   rte_eth_promiscuous_enable(port);
   rte_eth_dev_info info{};
   rte_eth_dev_info_get(port, &info);
-  std::unique_ptr<Transport> t(new DpdkTransport(
-      port, pool,
-      absl::StrFormat("dpdk port %d (%s)", port, info.driver_name ? info.driver_name : "?")));
+  std::unique_ptr<Transport> t(
+      new DpdkTransport(port, queues, pool,
+                        absl::StrFormat("dpdk port %d (%s, %d queue pairs)", port,
+                                        info.driver_name ? info.driver_name : "?", queues)));
   if (faults.any()) t = std::make_unique<ImpairedTransport>(std::move(t), faults);
   return t;
 }

@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -255,6 +257,40 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   o6.transport.clear();
   o6.bootstrap_timeout = absl::Milliseconds(50);
   EXPECT_THAT(Communicator::Create(o6).status().message(), HasSubstr("set GRID_TRANSPORT"));
+}
+
+}  // namespace
+}  // namespace grid
+
+namespace grid {
+namespace {
+
+// DPDK with the net_ring driver, whose transmit rings are its receive rings:
+// what the transport sends comes back, over two queue pairs.
+TEST(DpdkTransport, NetRingLoopsFramesBackOverSeveralQueues) {
+  const std::string prefix = absl::StrFormat("gt%d", static_cast<int>(::getpid()));
+  auto t = OpenTransport(
+      "dpdk:--no-huge --no-pci -m 64 --no-shconf --no-telemetry "
+      "--log-level=error --file-prefix=" +
+      prefix + " --vdev=net_ring0 -- queues=2");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT((*t)->Describe(), HasSubstr("2 queue pairs"));
+  std::vector<std::vector<uint8_t>> frames;
+  for (uint32_t c = 0; c < 200; ++c) frames.push_back(Frame(1, 2, c));
+  for (size_t at = 0; at < frames.size(); at += 20) {
+    std::vector<absl::Span<const uint8_t>> spans(frames.begin() + at, frames.begin() + at + 20);
+    (*t)->Send(spans);
+  }
+  auto got = Drain(**t, frames.size());
+  ASSERT_EQ(got.size(), frames.size());
+  std::sort(got.begin(), got.end());
+  std::sort(frames.begin(), frames.end());
+  EXPECT_EQ(got, frames);
+  // A second DPDK transport in the same process is refused, not crashed.
+  EXPECT_EQ(OpenTransport("dpdk:--no-pci").status().code(), absl::StatusCode::kFailedPrecondition);
+  t->reset();
+  std::error_code ec;
+  std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
 }
 
 }  // namespace
