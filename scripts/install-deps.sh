@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                     # topology and plan files
   libibverbs-dev                         # the optional RDMA transport
   gnuplot-nox                            # grid-sim plots
+  iproute2                               # veth pairs for the af_packet test
 )
 
 missing=()
