@@ -72,15 +72,17 @@ class Communicator::Impl {
   static constexpr absl::Duration kHeartbeat = absl::Milliseconds(250);
 
   Impl(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
-       CommunicatorOptions options, std::unique_ptr<Store> store)
+       CommunicatorOptions options, std::unique_ptr<Store> store,
+       std::unique_ptr<Store> heartbeat_store)
       : config_(config),
         transport_(std::move(transport)),
         options_(options),
         engine_(config, transport_.get(), options),
-        store_(std::move(store)) {
+        store_(std::move(store)),
+        heartbeat_store_(std::move(heartbeat_store)) {
+    if (store_) engine_.SetTimeoutExplainer([this](uint64_t id) { return Explain(id); });
     thread_ = std::thread([this] { Run(); });
     if (store_) {
-      engine_.SetTimeoutExplainer([this](uint64_t id) { return Explain(id); });
       // Its own thread: every rank's progress thread may be busy explaining
       // the same timeout, and must not look dead to the others meanwhile.
       heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
@@ -91,7 +93,7 @@ class Communicator::Impl {
 
   absl::StatusOr<std::shared_ptr<OpState>> Submit(const void* send, void* recv, size_t count,
                                                   DataType type, ReduceOp op,
-                                                  const AllreduceOptions& o) {
+                                                  const AllreduceOptions& o, bool blocking) {
     if (op != ReduceOp::kSum) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "rank %d: reduce op %d is not supported (sum only)", config_.rank, static_cast<int>(op)));
@@ -122,6 +124,11 @@ class Communicator::Impl {
         state->submitted + (o.timeout > absl::ZeroDuration() ? o.timeout : options_.timeout);
     std::lock_guard<std::mutex> lock(mu_);
     if (!closed_.ok()) return closed_;
+    if (blocking && in_group_) {
+      // It would wait for GroupEnd, which its own caller cannot reach.
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "rank %d: a blocking AllReduce inside a group (use AllReduceAsync)", config_.rank));
+    }
     state->id = ++next_id_;
     if (in_group_) {
       group_.push_back(state);
@@ -151,6 +158,10 @@ class Communicator::Impl {
           absl::StrFormat("rank %d: GroupEnd without GroupStart", config_.rank));
     }
     in_group_ = false;
+    if (!closed_.ok()) {
+      FinishGroup(closed_);
+      return closed_;
+    }
     // Fuse runs of one type; a type change starts a new run.
     std::vector<std::shared_ptr<OpState>> run;
     auto flush = [&] {
@@ -179,14 +190,18 @@ class Communicator::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_.ok()) closed_ = reason;
     abort_ = std::move(reason);
+    FinishGroup(closed_);
     cv_.notify_one();
   }
 
   absl::Status Shutdown(absl::Duration timeout) {
+    // One caller joins; a concurrent one waits for it.
+    std::lock_guard<std::mutex> once(shutdown_mu_);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!thread_.joinable()) return absl::OkStatus();
       if (closed_.ok()) closed_ = absl::FailedPreconditionError("the communicator is shut down");
+      FinishGroup(closed_);
       drain_deadline_ = absl::Now() + timeout;
       stop_ = true;
       cv_.notify_one();
@@ -195,6 +210,13 @@ class Communicator::Impl {
     heartbeat_cv_.notify_all();
     if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
     return absl::OkStatus();
+  }
+
+  // Operations still held by an open group end with `status` (under mu_).
+  void FinishGroup(const absl::Status& status) {
+    const absl::Time now = absl::Now();
+    for (auto& op : group_) op->Finish(status, now);
+    group_.clear();
   }
 
   CommunicatorStats stats() const {
@@ -258,9 +280,11 @@ class Communicator::Impl {
       const uint64_t submitted = next_id_;
       const bool ended = stop_ || !closed_.ok();
       lock.unlock();
-      (void)store_->Set(absl::StrFormat("grid/heartbeat/%d", config_.rank),
-                        absl::StrFormat("%d %d %s", submitted, absl::ToUnixMillis(absl::Now()),
-                                        ended ? "end" : "run"));
+      // Its own store connection, so a slow store never holds up Explain.
+      (void)heartbeat_store_->Set(
+          absl::StrFormat("grid/heartbeat/%d", config_.rank),
+          absl::StrFormat("%d %d %s", submitted, absl::ToUnixMillis(absl::Now()),
+                          ended ? "end" : "run"));
       lock.lock();
       if (stop_) return;
       heartbeat_cv_.wait_for(lock, absl::ToChronoMilliseconds(kHeartbeat), [&] { return stop_; });
@@ -325,6 +349,7 @@ class Communicator::Impl {
   worker::Engine engine_;  // progress thread only
 
   std::mutex mu_;
+  std::mutex shutdown_mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<worker::WireOp>> pending_;
   std::vector<std::shared_ptr<OpState>> group_;
@@ -338,7 +363,8 @@ class Communicator::Impl {
   absl::Status closed_;
 
   uint64_t engine_fused_ = 0;
-  std::unique_ptr<Store> store_;               // optional: heartbeats
+  std::unique_ptr<Store> store_;               // optional: heartbeats are read here
+  std::unique_ptr<Store> heartbeat_store_;     // and written here
   std::unique_ptr<StoreServer> store_server_;  // rank 0 serving the TCP store
   std::unique_ptr<RootRunner> root_;           // the job's root, when this rank hosts it
   std::condition_variable heartbeat_cv_;
@@ -351,11 +377,14 @@ class Communicator::Impl {
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
     CommunicatorOptions options) {
-  std::unique_ptr<Store> store;
+  std::unique_ptr<Store> store, heartbeat_store;
   if (!options.store.empty()) {
     auto opened = OpenStore(options.store);
+    auto second = OpenStore(options.store);
     if (!opened.ok()) return opened.status();
+    if (!second.ok()) return second.status();
     store = *std::move(opened);
+    heartbeat_store = *std::move(second);
   }
   if (transport == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat("rank %d: no transport", config.rank));
@@ -370,6 +399,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
         absl::StrFormat("rank %d config: slots %d, elements %d, fan_in %d: out of range",
                         config.rank, config.slots, config.elements, config.fan_in));
   }
+  if (options.batch == 0 || options.batch > 1024) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d options: batch = %d; 1 to 1024 frames", config.rank, options.batch));
+  }
   if (options.initial_window == 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d options: initial_window must be at least 1", config.rank));
@@ -383,8 +416,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
         config.rank, absl::FormatDuration(options.rto), absl::FormatDuration(options.max_rto),
         absl::FormatDuration(options.scan_interval), absl::FormatDuration(options.timeout)));
   }
-  return std::unique_ptr<Communicator>(new Communicator(
-      std::make_unique<Impl>(config, std::move(transport), options, std::move(store))));
+  return std::unique_ptr<Communicator>(new Communicator(std::make_unique<Impl>(
+      config, std::move(transport), options, std::move(store), std::move(heartbeat_store))));
 }
 
 namespace {
@@ -575,15 +608,15 @@ Communicator::~Communicator() = default;
 
 absl::Status Communicator::AllReduce(const void* send, void* recv, size_t count, DataType type,
                                      ReduceOp op, const AllreduceOptions& options) {
-  auto work = AllReduceAsync(send, recv, count, type, op, options);
-  if (!work.ok()) return work.status();
-  return work->Wait();
+  auto state = impl_->Submit(send, recv, count, type, op, options, /*blocking=*/true);
+  if (!state.ok()) return state.status();
+  return Work(*std::move(state)).Wait();
 }
 
 absl::StatusOr<Work> Communicator::AllReduceAsync(const void* send, void* recv, size_t count,
                                                   DataType type, ReduceOp op,
                                                   const AllreduceOptions& options) {
-  auto state = impl_->Submit(send, recv, count, type, op, options);
+  auto state = impl_->Submit(send, recv, count, type, op, options, /*blocking=*/false);
   if (!state.ok()) return state.status();
   return Work(*std::move(state));
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -189,6 +190,10 @@ class TcpServer final : public StoreServer {
       const int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
       std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) {  // the destructor ran meanwhile: nobody would shut it down
+        ::close(c);
+        return;
+      }
       clients_.push_back(c);
       threads_.emplace_back([this, c] { Serve(c); });
     }
@@ -253,7 +258,10 @@ class TcpStore final : public Store {
   absl::Status Set(std::string_view key, std::string_view value) override {
     if (absl::Status s = CheckKey(key); !s.ok()) return s;
     std::lock_guard<std::mutex> lock(mu_);
-    if (absl::Status s = Connect(absl::Seconds(30)); !s.ok()) return s;
+    if (absl::Status s = Connect(kSetTimeout); !s.ok()) return s;
+    // A Set is answered at once: a server that does not is gone.
+    timeval tv{static_cast<time_t>(absl::ToInt64Seconds(kSetTimeout)), 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     uint8_t status = 1;
     const uint8_t op = 'S';
     if (!WriteAll(fd_, &op, 1) || !WriteString(fd_, key) || !WriteString(fd_, value) ||
@@ -309,16 +317,34 @@ class TcpStore final : public Store {
     while (true) {
       addrinfo* res = nullptr;
       if (::getaddrinfo(host_.c_str(), std::to_string(port_).c_str(), &hints, &res) == 0) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
-          ::freeaddrinfo(res);
+        // Non-blocking, so an unreachable host costs the timeout, not the
+        // kernel's minutes of SYN retries.
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        bool connected = false;
+        if (fd >= 0) {
+          int r = ::connect(fd, res->ai_addr, res->ai_addrlen);
+          if (r != 0 && errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            const int ms = static_cast<int>(
+                std::clamp<int64_t>(absl::ToInt64Milliseconds(deadline - absl::Now()), 1, 1000));
+            int err = 0;
+            socklen_t len = sizeof(err);
+            r = ::poll(&p, 1, ms) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+                        err == 0
+                    ? 0
+                    : -1;
+          }
+          connected = r == 0;
+        }
+        ::freeaddrinfo(res);
+        if (connected) {
+          ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
           const int one = 1;
           ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
           fd_ = fd;
           return absl::OkStatus();
         }
         if (fd >= 0) ::close(fd);
-        ::freeaddrinfo(res);
       }
       if (absl::Now() >= deadline) {
         return absl::UnavailableError(absl::StrFormat("store %s: cannot connect within %s",
@@ -328,6 +354,7 @@ class TcpStore final : public Store {
     }
   }
 
+  static constexpr absl::Duration kSetTimeout = absl::Seconds(5);
   std::string host_;
   int port_;
   std::mutex mu_;

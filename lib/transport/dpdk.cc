@@ -197,9 +197,11 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
   }
   // Every receive queue holds 1024 mbufs, and sends need their own.
   const unsigned mbufs = std::max(8191u, queues * 2048u + 4095u);
-  rte_mempool* pool =
-      rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                              static_cast<int>(rte_socket_id()));
+  // Room for the largest GRID frame (1024 elements) in one mbuf.
+  const uint16_t room = static_cast<uint16_t>(
+      std::max<size_t>(RTE_MBUF_DEFAULT_BUF_SIZE, wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
+  rte_mempool* pool = rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, room,
+                                              static_cast<int>(rte_socket_id()));
   if (pool == nullptr) return fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
   rte_eth_conf conf{};
   const int socket = rte_eth_dev_socket_id(port);
@@ -213,6 +215,9 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
     return fail(absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
   }
   rte_eth_promiscuous_enable(port);
+  // Best effort: real NICs need an MTU that fits packets of more than 493
+  // elements; virtual devices ignore it.
+  (void)rte_eth_dev_set_mtu(port, static_cast<uint16_t>(wire::kMaxFrameBytes - 14));
   rte_eth_dev_info info{};
   rte_eth_dev_info_get(port, &info);
   std::unique_ptr<Transport> t(

@@ -19,12 +19,18 @@ size_t ImpairedTransport::Send(absl::Span<const absl::Span<const uint8_t>> frame
       out_.emplace_back(f.begin(), f.end());
     }
   }
-  // A held frame goes with the next batch at the latest, so a pause in
-  // traffic never strands it.
+  // The frame held before goes out behind this batch.
   if (!held.empty()) out_.push_back(std::move(held));
   std::vector<absl::Span<const uint8_t>> spans(out_.begin(), out_.end());
   inner_->Send(spans);
   return frames.size();
+}
+
+void ImpairedTransport::ReleaseHeld() {
+  if (held_.empty()) return;
+  const absl::Span<const uint8_t> one[] = {held_};
+  inner_->Send(one);
+  held_.clear();
 }
 
 std::string ImpairedTransport::Describe() const {

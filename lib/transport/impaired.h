@@ -24,11 +24,18 @@ class ImpairedTransport final : public Transport {
       : inner_(std::move(inner)), faults_(faults), rng_(faults.seed) {}
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override;
+  // A frame held back to be reordered goes out at the next Send, or at the
+  // next Receive or wait if no Send comes first, so a pause never strands it.
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    ReleaseHeld();
     return inner_->Receive(max, on_frame);
   }
-  void WaitReadable(absl::Duration timeout) override { inner_->WaitReadable(timeout); }
+  void WaitReadable(absl::Duration timeout) override {
+    ReleaseHeld();
+    inner_->WaitReadable(timeout);
+  }
   std::string Describe() const override;
+  void ReleaseHeld();
   int PollFd() const override { return inner_->PollFd(); }
 
  private:

@@ -105,9 +105,12 @@ class UdpTransport final : public Transport {
             ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
         if (r < 0) {
           if (errno == EINTR) continue;
-          // A full socket buffer, an unreachable peer: the frames are lost
-          // to the network, and loss recovery resends them.
-          break;
+          // A full socket buffer: the rest is lost to the network (loss
+          // recovery resends it). Another error belongs to the first message
+          // only (an unreachable destination): skip it, send the others.
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+          ++sent;
+          continue;
         }
         sent += static_cast<size_t>(r);
       }

@@ -50,6 +50,7 @@ std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
     w->chunks = ChunksOf(w->count, elements);
     w->probes = w->quantized ? std::min(w->chunks, slots) : 0;
     w->exponent.assign(w->quantized ? w->chunks : 0, 0);
+    w->agreed.assign(w->quantized ? w->chunks : 0, false);
     // Data takes the last op_seq, probes the one before.
     op_seq += w->quantized ? 2 : 1;
     w->op_seq = op_seq;
@@ -71,7 +72,8 @@ std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
     const size_t bytes = op->count * DataTypeSize(op->type);
     const bool small = fusion_bytes > 0 && bytes <= fusion_bytes && op->count > 0;
     if (fused && (!small || fused->pieces.front().op->type != op->type ||
-                  (fused->count + op->count) * DataTypeSize(op->type) > fusion_bytes)) {
+                  (fused->count + op->count) * DataTypeSize(op->type) > fusion_bytes ||
+                  fused->count + op->count > size_t{kMaxChunksPerSegment} * elements)) {
       finish(std::move(fused));
     }
     if (small) {

@@ -54,7 +54,8 @@ struct WireOp {
   size_t count = 0;
   uint32_t op_seq = 0;  // of the data chunks; probes use op_seq - 1
   uint32_t chunks = 0, probes = 0;
-  std::vector<uint8_t> exponent;  // agreed per data chunk; 0 = not yet
+  std::vector<uint8_t> exponent;  // agreed per data chunk, once `agreed`
+  std::vector<bool> agreed;       // 0 is a valid exponent (an all-zero block)
   uint32_t issued = 0;            // probes and data, in stream order
   uint32_t completed = 0;
   absl::Time deadline;

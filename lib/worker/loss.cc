@@ -33,7 +33,8 @@ void Engine::Scan(absl::Time now) {
     rto_ = std::min(options_.max_rto, rto_ * 2);
   }
   for (const auto& w : ops_) {
-    if (now <= w->deadline) continue;
+    // Operations that ended out of order wait here for the ones before them.
+    if (w->completed == w->total() || now <= w->deadline) continue;
     // Find the chunks that never came back, for the message.
     uint32_t first = w->total(), last = 0, missing = 0;
     for (const Slot& s : slots_) {

@@ -54,11 +54,8 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   }
   const uint32_t pool = config_.slots;
   if (probe) {
-    if (h.next_exponent == 0) {
-      ++stats_.malformed;
-      return;
-    }
     op.exponent[chunk] = h.next_exponent;
+    op.agreed[chunk] = true;
   } else {
     const size_t begin = size_t{chunk} * config_.elements;
     const size_t n = std::min<size_t>(config_.elements, op.count - begin);
@@ -79,7 +76,10 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
             st.code(), absl::StrFormat("allreduce %d: elements %d-%d: %s", op.pieces.front().op->id,
                                        begin, begin + n - 1, st.message()));
       }
-      if (chunk + pool < op.chunks) op.exponent[chunk + pool] = h.next_exponent;
+      if (chunk + pool < op.chunks) {
+        op.exponent[chunk + pool] = h.next_exponent;
+        op.agreed[chunk + pool] = true;
+      }
     } else {
       numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
     }

@@ -22,7 +22,7 @@ bool Engine::Issue(absl::Time now) {
     Slot& slot = slots_[stream_ % pool];
     if (slot.op != nullptr) break;
     const uint32_t index = op.issued;
-    if (index >= op.probes && op.quantized && op.exponent[index - op.probes] == 0) break;
+    if (index >= op.probes && op.quantized && !op.agreed[index - op.probes]) break;
     if (tx_count_ == tx_frames_.size()) Flush();
     if (!BuildChunk(op, index, stream_, false, tx_frames_[tx_count_])) break;
     ++tx_count_;

@@ -66,7 +66,7 @@ void ExpectFloatSum(const std::vector<std::vector<float>>& in, const std::vector
 }
 
 class Allreduce : public ::testing::Test {
- protected:
+ public:
   static testing::ClusterOptions Options() {
     testing::ClusterOptions o;
     o.comm.timeout = absl::Seconds(60);
@@ -317,6 +317,50 @@ TEST_F(Allreduce, NonFiniteInputIsReportedNotHung) {
   EXPECT_THAT(status[4].message(), HasSubstr("128-191"));
   // The others complete: rank 4 still contributed (saturated).
   EXPECT_TRUE(status[0].ok()) << status[0];
+}
+
+}  // namespace
+}  // namespace grid
+
+namespace grid {
+namespace {
+
+// A block of zeros has exponent 0, which is an exponent like any other.
+TEST(AllreduceEdges, ZeroBlocksAndZeroTensors) {
+  testing::Cluster cluster(Allreduce::Options());
+  const size_t n = 64 * 300;
+  std::vector<std::vector<float>> in, out(cluster.size(), std::vector<float>(n, -1.f));
+  for (int r = 0; r < cluster.size(); ++r) {
+    in.push_back(FloatInput(r, n));
+    // Chunks 0, 5, 70 and 299 are zero on every rank: probes (first pool)
+    // and data proposals (later chunks) both carry exponent 0.
+    for (size_t c : {0, 5, 70, 299}) std::fill_n(in[r].begin() + c * 64, 64, 0.f);
+  }
+  cluster.Run([&](int r) {
+    ASSERT_TRUE(cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kFloat32).ok());
+  });
+  ExpectFloatSum(in, out[0], 64);
+  for (size_t c : {0, 5, 70, 299}) EXPECT_EQ(out[0][c * 64 + 7], 0.f);
+  std::vector<std::vector<float>> zeros(cluster.size(), std::vector<float>(1000, 0.f));
+  cluster.Run([&](int r) {
+    ASSERT_TRUE(
+        cluster.comm(r).AllReduce(zeros[r].data(), zeros[r].data(), 1000, DataType::kFloat32).ok());
+  });
+  EXPECT_EQ(zeros[3], std::vector<float>(1000, 0.f));
+}
+
+TEST(AllreduceEdges, GroupsRejectBlockingCallsAndEndWithAbort) {
+  testing::Cluster cluster(Allreduce::Options());
+  Communicator& c = cluster.comm(0);
+  float x[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(c.GroupStart().ok());
+  EXPECT_EQ(c.AllReduce(x, x, 4, DataType::kFloat32).code(), absl::StatusCode::kFailedPrecondition);
+  auto w = c.AllReduceAsync(x, x, 4, DataType::kFloat32);
+  ASSERT_TRUE(w.ok());
+  c.Abort();
+  // The grouped operation ends with the abort instead of waiting forever.
+  EXPECT_EQ(w->Wait(absl::Seconds(5)).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(c.GroupEnd().code(), absl::StatusCode::kAborted);
 }
 
 }  // namespace
