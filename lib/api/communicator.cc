@@ -166,14 +166,12 @@ class Communicator::Impl {
     std::vector<std::shared_ptr<OpState>> run;
     auto flush = [&] {
       if (run.empty()) return;
-      size_t fused_before = pending_.size();
       auto wire = worker::PrepareWireOps(run, config_.elements, config_.slots,
                                          options_.fusion_bytes, op_seq_);
       for (auto& w : wire) {
         if (w->pieces.size() > 1) fused_ += w->pieces.size();
         pending_.push_back(std::move(w));
       }
-      (void)fused_before;
       run.clear();
     };
     for (auto& op : group_) {
