@@ -66,8 +66,9 @@ fabric_stop() {
     wait "${fabric_pids[$i]}" 2>/dev/null
   done
   fabric_pids=()
-  # The EAL leaves its (empty) runtime directories behind.
-  rm -rf /var/run/dpdk/g[swr]"$fabric_job"-* /var/run/dpdk/gr"$fabric_job" 2>/dev/null
+  # The EAL leaves its runtime directories behind. Empty ones go; one with
+  # files in it stays, for the caller to see.
+  rmdir /var/run/dpdk/g[swr]"$fabric_job"-* /var/run/dpdk/gr"$fabric_job" 2>/dev/null
 }
 
 # Kills whatever is left (for traps).

@@ -102,7 +102,6 @@ int main(int argc, char** argv) {
     emulation.emplace_back(key, value);
   };
 
-
   if (flags.Get("udp-base-port")) {
     // Link i of the topology is two UDP sockets, one per direction's arc.
     const int base = static_cast<int>(flags.Int("udp-base-port", 0, 1024, 65535));

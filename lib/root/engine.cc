@@ -151,9 +151,9 @@ void RootEngine::SendResult(const Copy& c, uint32_t copy_index, int contributor,
 
 void RootEngine::Flush() {
   if (tx_count_ == 0) return;
-  std::vector<absl::Span<const uint8_t>> spans(tx_.begin(), tx_.begin() + tx_count_);
-  const size_t taken = transport_->Send(spans);
-  for (size_t i = 0; i < taken; ++i) stats_.bytes_sent += spans[i].size();
+  spans_.assign(tx_.begin(), tx_.begin() + tx_count_);
+  const size_t taken = transport_->Send(spans_);
+  for (size_t i = 0; i < taken; ++i) stats_.bytes_sent += spans_[i].size();
   stats_.packets_sent += taken;
   tx_count_ = 0;
 }

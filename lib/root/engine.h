@@ -64,6 +64,7 @@ class RootEngine {
   absl::flat_hash_map<uint32_t, int> by_ip_;  // switch contributors
   std::vector<int> by_rank_;                  // direct workers: rank -> contributor, -1
   std::vector<std::vector<uint8_t>> tx_;
+  std::vector<absl::Span<const uint8_t>> spans_;  // reused per batch
   size_t tx_count_ = 0;
   RootStats stats_;
 };

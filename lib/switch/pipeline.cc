@@ -51,7 +51,6 @@ void RewriteMacs(uint8_t* frame, const wire::MacAddress& dst, const wire::MacAdd
   std::memcpy(frame + offsetof(wire::EthernetHeader, src), src.data(), src.size());
 }
 
-
 }  // namespace
 
 const char* DropName(int reason) {
