@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,7 +50,7 @@ struct JobEntry {
   uint32_t token = 0;
   struct Aggregate {
     uint16_t fan_in = 0;                         // = members.size()
-    uint16_t elements = wire::kDefaultElements;  // max elements per packet
+    uint16_t elements = wire::kDefaultElements;  // elements every packet of the job carries
     uint32_t slot_base = 0;                      // this job's pool in the switch's slot memory
     uint32_t slots = 0;                          // pool size P
     std::vector<Member> members;                 // at most kMaxMembers
@@ -106,12 +107,13 @@ enum class Drop : uint8_t {
   kNotMember,  // DATA from a rank that is not a member here
   kBadSlot,    // slot outside the job's pool
   kBadFanIn,   // fan_in disagrees with the table
-  kBadLength,  // num_elements above the job's, or unlike the chunk's first packet
+  kBadLength,  // num_elements is not the job's elements per packet
   kCollision,  // the slot copy is busy with another chunk (a SIGNAL goes back)
   kDuplicate,  // a retransmission into a copy that is still incomplete
   kNoRoute,    // no entry for the path label or destination address
   kNotForUs,   // a PARTIAL or DATA for this switch that it does not aggregate
   kStale,      // a late packet of a chunk whose slot copy has moved on
+  kTtlExpired,  // a packet to forward whose TTL ran out
   kEnd,
 };
 inline constexpr int kNumDrops = static_cast<int>(Drop::kEnd);
@@ -174,6 +176,9 @@ struct Output {
 class Pipeline {
  public:
   static absl::StatusOr<Pipeline> Create(SwitchConfig config);
+  ~Pipeline();
+  Pipeline(Pipeline&&) noexcept;
+  Pipeline& operator=(Pipeline&&) noexcept;
 
   // Processes one frame that arrived on `in_port`, appending what it emits to
   // `out` (which the caller clears between frames or batches).
@@ -191,41 +196,28 @@ class Pipeline {
   absl::Status Reload(SwitchConfig config);
 
  private:
-  struct Copy {
-    uint32_t op_seq = 0;
-    uint32_t chunk = 0;
-    std::array<uint64_t, kMaxMembers / 64> bitmap{};
-    uint16_t count = 0;
-    uint16_t num_elements = 0;
-    uint8_t exponent = 0;
-    uint8_t next_exponent = 0;
-    uint8_t flags = 0;  // CONGESTION / OVERFLOW seen while aggregating
-    bool complete = false;
-  };
-  struct JobState {
-    std::vector<Copy> copies;        // 2 per slot
-    std::vector<int32_t> values;     // 2 * slots * elements
-    std::vector<uint16_t> rank_bit;  // rank -> bit + 1 (0: not a member), 65536 entries
-  };
+  // A job's slot memory (lib/switch/pipeline.cc): its copies, bitmaps, sums
+  // and rank -> bit map.
+  struct JobState;
 
   explicit Pipeline(SwitchConfig config);
   void BuildState();
-  void Aggregate(const wire::FrameView& view, const JobEntry& job, JobState& state,
-                 uint16_t in_port, Output* out);
+  void ForwardOther(absl::Span<uint8_t> frame, bool ipv4, Output* out);
+  void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
+  void Aggregate(const wire::FrameView& view, const JobEntry& job, JobState& state, Output* out);
   void EmitPartial(const wire::FrameView& view, const JobEntry& job, JobState& state,
                    uint32_t copy_index, uint16_t requester, Output* out);
   void Replicate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
-                 Output* out);
-  void Signal(const wire::FrameView& view, uint8_t flag, const JobEntry& job, uint16_t in_port,
-              Output* out);
-  void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
+                 const JobState& state, Output* out);
+  void Signal(const wire::FrameView& view, const JobEntry& job, const Member& to, Output* out);
+  static const Member* MemberOf(const JobEntry::Aggregate& agg, uint16_t rank);
   void Emit(uint16_t port, bool is_input, uint32_t offset, uint32_t length, Output* out);
   void DropPacket(int reason) { ++counters_.drops[reason]; }
   bool Congested(uint16_t port) const;
 
   SwitchConfig config_;
   Counters counters_;
-  std::map<uint16_t, JobState> state_;
+  std::map<uint16_t, std::unique_ptr<JobState>> state_;
   std::vector<uint32_t> queue_depth_;
 };
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "grid/numerics.h"
-#include "switch/elements.h"
+#include "aggregation/copy.h"
 
 namespace grid::root {
 
@@ -51,63 +51,40 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
     who = by_rank_[h.rank];
   }
   if (who < 0 || h.agg_node != static_cast<uint16_t>(config_.node) || h.fan_in != contributors ||
-      h.slot >= config_.slots || h.num_elements > config_.elements) {
+      h.slot >= config_.slots || h.num_elements != config_.elements) {
     ++stats_.rejected;
     return;
   }
   const uint32_t copy_index = 2u * h.slot + ((h.flags & wire::flags::kCopy) ? 1u : 0u);
-  Copy& c = copies_[copy_index];
-  uint64_t* bitmap = bitmaps_.data() + size_t{copy_index} * words_;
-  int32_t* sum = sums_.data() + size_t{copy_index} * config_.elements;
-  const uint64_t mask = uint64_t{1} << (who % 64);
-  const int order = c.count == 0 ? 1 : wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk);
-  if (order < 0) {
-    ++stats_.stale;
-    return;
-  }
-  if (order > 0) {
-    if (c.count > 0 && !c.complete) {
+  aggregation::Copy& c = copies_[copy_index];
+  const aggregation::Verdict verdict = aggregation::Contribute(
+      c, absl::MakeSpan(bitmaps_).subspan(size_t{copy_index} * words_, words_),
+      sums_.data() + size_t{copy_index} * config_.elements, config_.elements,
+      static_cast<uint32_t>(contributors),
+      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, v.payload,
+       static_cast<uint32_t>(who)});
+  switch (verdict) {
+    case aggregation::Verdict::kStale:
+      ++stats_.stale;
+      return;
+    case aggregation::Verdict::kCollision:
       ++stats_.collisions;
       return;
-    }
-    c = Copy{h.op_seq,
-             h.chunk,
-             1,
-             h.num_elements,
-             h.exponent,
-             h.next_exponent,
-             static_cast<uint8_t>(h.flags & (wire::flags::kCongestion | wire::flags::kOverflow)),
-             false};
-    std::fill_n(bitmap, words_, 0);
-    bitmap[who / 64] = mask;
-    numerics::Int32FromWire(v.payload, {sum, h.num_elements});
-  } else {
-    if (h.num_elements != c.num_elements) {
-      ++stats_.rejected;
+    case aggregation::Verdict::kDuplicate:
+      ++stats_.duplicates;
       return;
-    }
-    if (bitmap[who / 64] & mask) {
-      if (c.complete) {
-        // The result was lost on its way: answer whoever asked. A switch's
-        // retransmitted partial names the worker, so the switch unicasts.
-        ++stats_.results_resent;
-        SendResult(c, copy_index, who, h.rank);
-      } else {
-        ++stats_.duplicates;
-      }
+    case aggregation::Verdict::kResend:
+      // The result was lost on its way: answer whoever asked. A switch's
+      // retransmitted partial names the worker, so the switch unicasts.
+      ++stats_.results_resent;
+      SendResult(c, copy_index, who, h.rank);
       return;
-    }
-    if (sw::internal::AddElements(sum, v.payload, h.num_elements))
-      c.flags |= wire::flags::kOverflow;
-    bitmap[who / 64] |= mask;
-    ++c.count;
-    c.exponent = std::max(c.exponent, h.exponent);
-    c.next_exponent = std::max(c.next_exponent, h.next_exponent);
-    c.flags |= h.flags & (wire::flags::kCongestion | wire::flags::kOverflow);
+    case aggregation::Verdict::kFirst:
+    case aggregation::Verdict::kAdded:
+      break;
   }
   ++stats_.contributions;
-  if (c.count < contributors) return;
-  c.complete = true;
+  if (!c.complete) return;
   ++stats_.completed;
   if (c.flags & wire::flags::kOverflow) ++stats_.overflows;
   for (size_t i = 0; i < contributors; ++i) {
@@ -115,7 +92,7 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
   }
 }
 
-void RootEngine::SendResult(const Copy& c, uint32_t copy_index, int contributor, uint16_t rank) {
+void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor, uint16_t rank) {
   const control::RootConfig::Contributor& to = config_.contributors[contributor];
   wire::Header h;
   h.type = wire::MessageType::kResult;
@@ -134,7 +111,7 @@ void RootEngine::SendResult(const Copy& c, uint32_t copy_index, int contributor,
   h.chunk = c.chunk;
   h.exponent = c.exponent;
   h.next_exponent = c.next_exponent;
-  h.num_elements = c.num_elements;
+  h.num_elements = config_.elements;
   wire::FrameAddress a;
   a.src_mac = config_.mac;
   a.dst_mac = to.next_hop_mac;
@@ -144,7 +121,7 @@ void RootEngine::SendResult(const Copy& c, uint32_t copy_index, int contributor,
   std::vector<uint8_t>& frame = tx_[tx_count_];
   frame.resize(wire::FrameBytes(h.num_elements));
   if (!wire::WriteFrameHeaders(a, h, absl::MakeSpan(frame)).ok()) return;
-  numerics::Int32ToWire({sums_.data() + size_t{copy_index} * config_.elements, c.num_elements},
+  numerics::Int32ToWire({sums_.data() + size_t{copy_index} * config_.elements, config_.elements},
                         frame.data() + wire::kPayloadOffset);
   ++tx_count_;
 }

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "aggregation/copy.h"
 #include "grid/control.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
@@ -44,21 +45,13 @@ class RootEngine {
   const control::RootConfig& config() const { return config_; }
 
  private:
-  struct Copy {
-    uint32_t op_seq = 0, chunk = 0;
-    uint32_t count = 0;
-    uint16_t num_elements = 0;
-    uint8_t exponent = 0, next_exponent = 0, flags = 0;
-    bool complete = false;
-  };
-
-  void SendResult(const Copy& c, uint32_t copy_index, int contributor, uint16_t rank);
+  void SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor, uint16_t rank);
 
   control::RootConfig config_;
   Transport* transport_;
   size_t batch_;
   uint32_t words_;                            // bitmap words per copy
-  std::vector<Copy> copies_;                  // 2 per slot
+  std::vector<aggregation::Copy> copies_;     // 2 per slot
   std::vector<uint64_t> bitmaps_;             // words_ per copy
   std::vector<int32_t> sums_;                 // elements per copy
   absl::flat_hash_map<uint32_t, int> by_ip_;  // switch contributors

@@ -1,12 +1,13 @@
-// The switch pipeline, packet by packet. docs/switch.md states the rules;
-// the P4 programs implement the same decisions.
+// The switch pipeline, packet by packet. docs/switch.md states the rules; the
+// slot rules themselves are aggregation::Contribute, shared with the root, and
+// the P4 programs implement the same decisions (tests/p4/ holds them to it).
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "aggregation/copy.h"
 #include "grid/numerics.h"
 #include "grid/switch.h"
-#include "switch/elements.h"
 
 namespace grid::sw {
 namespace {
@@ -15,9 +16,21 @@ using wire::FrameView;
 using wire::Header;
 using wire::MessageType;
 
-constexpr size_t kFlagsOffset = wire::kGridOffset + offsetof(wire::WireHeader, flags);
+constexpr size_t kEtherTypeOffset = offsetof(wire::EthernetHeader, ether_type);
+constexpr size_t kVersionIhlOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, version_ihl);
+constexpr size_t kProtocolOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol);
 constexpr size_t kTtlOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, ttl);
-constexpr size_t kChecksumOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, checksum);
+constexpr size_t kDstIpOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, dst);
+constexpr size_t kUdpDstPortOffset = wire::kUdpOffset + offsetof(wire::UdpHeader, dst_port);
+constexpr size_t kUdpChecksumOffset = wire::kUdpOffset + offsetof(wire::UdpHeader, checksum);
+constexpr size_t kFlagsOffset = wire::kGridOffset + offsetof(wire::WireHeader, flags);
+constexpr size_t kRankOffset = wire::kGridOffset + offsetof(wire::WireHeader, rank);
+constexpr size_t kPathOffset = wire::kGridOffset + offsetof(wire::WireHeader, path);
+
+// The TTL of the packets a switch makes (partials, replicas, signals).
+constexpr uint8_t kFreshTtl = wire::FrameAddress{}.ttl;
+// An IPv4 header without options: version 4, ihl 5.
+constexpr uint8_t kVersionIhl = 0x45;
 
 uint16_t Load16(const uint8_t* p) {
   uint16_t v;
@@ -30,26 +43,26 @@ void Store16(uint8_t* p, uint16_t v) {
   std::memcpy(p, &v, 2);
 }
 
-// Decrements the TTL and patches the IPv4 checksum incrementally (RFC 1624):
-// what any router does, so a forwarding loop cannot live forever. Returns
-// false when the TTL ran out.
-bool DecrementTtl(uint8_t* frame) {
-  if (frame[kTtlOffset] <= 1) return false;
-  const uint16_t old_word = Load16(frame + kTtlOffset);
-  --frame[kTtlOffset];
-  const uint16_t new_word = Load16(frame + kTtlOffset);
-  uint32_t sum = static_cast<uint16_t>(~Load16(frame + kChecksumOffset));
-  sum += static_cast<uint16_t>(~old_word);
-  sum += new_word;
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  Store16(frame + kChecksumOffset, static_cast<uint16_t>(~sum));
-  return true;
+wire::Ipv4Header LoadIpv4(const uint8_t* frame) {
+  wire::Ipv4Header ip;
+  std::memcpy(&ip, frame + wire::kIpv4Offset, sizeof(ip));
+  return ip;
+}
+
+// Writes `ip` back with its checksum recomputed, as every router does after
+// rewriting a field (and as the P4 programs' deparsers do).
+void StoreIpv4(uint8_t* frame, wire::Ipv4Header ip) {
+  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+  std::memcpy(frame + wire::kIpv4Offset, &ip, sizeof(ip));
 }
 
 void RewriteMacs(uint8_t* frame, const wire::MacAddress& dst, const wire::MacAddress& src) {
   std::memcpy(frame + offsetof(wire::EthernetHeader, dst), dst.data(), dst.size());
   std::memcpy(frame + offsetof(wire::EthernetHeader, src), src.data(), src.size());
 }
+
+int Reason(Drop d) { return static_cast<int>(d); }
+int Reason(wire::WireError e) { return static_cast<int>(e); }
 
 }  // namespace
 
@@ -80,6 +93,8 @@ const char* DropName(int reason) {
       return "not_for_us";
     case Drop::kStale:
       return "stale";
+    case Drop::kTtlExpired:
+      return "ttl_expired";
     case Drop::kEnd:
       break;
   }
@@ -116,7 +131,18 @@ void Counters::Add(const Counters& o) {
   }
 }
 
+struct Pipeline::JobState {
+  static constexpr size_t kBitmapWords = kMaxMembers / 64;
+  std::vector<aggregation::Copy> copies;  // 2 per slot
+  std::vector<uint64_t> bitmaps;          // kBitmapWords per copy
+  std::vector<int32_t> values;            // elements per copy
+  std::vector<uint16_t> rank_bit;         // rank -> bit + 1 (0: not a member), 65536 entries
+};
+
 Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {}
+Pipeline::~Pipeline() = default;
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
 
 absl::StatusOr<Pipeline> Pipeline::Create(SwitchConfig config) {
   if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
@@ -128,23 +154,25 @@ absl::StatusOr<Pipeline> Pipeline::Create(SwitchConfig config) {
 void Pipeline::BuildState() {
   counters_.ports.resize(config_.num_ports);
   queue_depth_.resize(config_.num_ports, 0);
-  std::map<uint16_t, JobState> next;
+  std::map<uint16_t, std::unique_ptr<JobState>> next;
   for (const auto& [id, job] : config_.jobs) {
     if (!job.aggregate) continue;
     const JobEntry::Aggregate& a = *job.aggregate;
     auto old = state_.find(id);
-    JobState s;
+    std::unique_ptr<JobState> s;
     // Keep the slots of a job whose pool did not change (a table reload must
     // not lose chunks in flight).
-    if (old != state_.end() && old->second.copies.size() == 2u * a.slots &&
-        old->second.values.size() == 2u * a.slots * a.elements) {
+    if (old != state_.end() && old->second->copies.size() == 2u * a.slots &&
+        old->second->values.size() == 2u * a.slots * a.elements) {
       s = std::move(old->second);
     } else {
-      s.copies.assign(2u * a.slots, Copy{});
-      s.values.assign(2u * a.slots * a.elements, 0);
+      s = std::make_unique<JobState>();
+      s->copies.assign(2u * a.slots, aggregation::Copy{});
+      s->bitmaps.assign(2u * a.slots * JobState::kBitmapWords, 0);
+      s->values.assign(2u * a.slots * a.elements, 0);
     }
-    s.rank_bit.assign(65536, 0);
-    for (const Member& m : a.members) s.rank_bit[m.rank] = static_cast<uint16_t>(m.bit + 1);
+    s->rank_bit.assign(65536, 0);
+    for (const Member& m : a.members) s->rank_bit[m.rank] = static_cast<uint16_t>(m.bit + 1);
     next.emplace(id, std::move(s));
     counters_.jobs[id];
   }
@@ -186,171 +214,186 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     ++counters_.ports[in_port].rx_packets;
     counters_.ports[in_port].rx_bytes += frame.size();
   }
-  // Is it GRID at all (IPv4/UDP to the GRID ports)? Anything else, of any
-  // length, is plain IPv4 forwarding by destination address. A GRID packet
-  // that fails a codec check is dropped and counted by reason.
+  // Is it GRID at all: IPv4, UDP, to a GRID port (read where an option-less
+  // header puts it)? Anything else, of any length, is plain IPv4 forwarding
+  // by destination address. A GRID packet that fails a codec check is
+  // dropped and counted by reason.
   const uint8_t* f = frame.data();
-  const bool ipv4 = frame.size() >= wire::kUdpOffset && Load16(f + 12) == wire::kEtherTypeIpv4;
-  const bool grid =
-      ipv4 && frame.size() >= wire::kGridOffset &&
-      f[wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol)] == wire::kIpProtocolUdp &&
-      Load16(f + wire::kUdpOffset + 2) >= wire::kUdpPortBase &&
-      Load16(f + wire::kUdpOffset + 2) < wire::kUdpPortBase + wire::kUdpPortCount;
+  const bool ipv4 =
+      frame.size() >= wire::kUdpOffset && Load16(f + kEtherTypeOffset) == wire::kEtherTypeIpv4;
+  const bool grid = ipv4 && frame.size() >= wire::kGridOffset &&
+                    f[kProtocolOffset] == wire::kIpProtocolUdp &&
+                    Load16(f + kUdpDstPortOffset) >= wire::kUdpPortBase &&
+                    Load16(f + kUdpDstPortOffset) < wire::kUdpPortBase + wire::kUdpPortCount;
   if (!grid) {
-    if (!ipv4) {
-      DropPacket(static_cast<int>(Drop::kNoRoute));
-      return;
-    }
-    uint32_t dst;
-    std::memcpy(&dst, f + wire::kIpv4Offset + offsetof(wire::Ipv4Header, dst), 4);
-    auto route = config_.ip_routes.find(wire::NetToHost32(dst));
-    if (route == config_.ip_routes.end() || !DecrementTtl(frame.data())) {
-      DropPacket(static_cast<int>(Drop::kNoRoute));
-      return;
-    }
-    RewriteMacs(frame.data(), route->second.mac, config_.mac);
-    ++counters_.other_forwarded;
-    Emit(route->second.port, true, 0, static_cast<uint32_t>(frame.size()), out);
+    ForwardOther(frame, ipv4, out);
     return;
   }
   FrameView view;
   const wire::WireError error = wire::ParseFrame(frame, &view);
   if (error != wire::WireError::kOk) {
-    DropPacket(static_cast<int>(error));
+    DropPacket(Reason(error));
     return;
   }
   const Header& h = view.header;
   auto job_it = config_.jobs.find(h.job_id);
   if (job_it == config_.jobs.end()) {
-    DropPacket(static_cast<int>(Drop::kUnknownJob));
+    DropPacket(Reason(Drop::kUnknownJob));
     return;
   }
   const JobEntry& job = job_it->second;
   if (h.job_token != job.token) {
-    DropPacket(static_cast<int>(Drop::kBadToken));
+    DropPacket(Reason(Drop::kBadToken));
     return;
   }
-  const bool here = h.agg_node == config_.node_id;
-  if (!here) {
+  if (h.agg_node != config_.node_id) {
     ForwardByLabel(frame, view, out);
     return;
   }
   auto state = state_.find(h.job_id);
   if (state == state_.end() || (h.type != MessageType::kData && h.type != MessageType::kResult)) {
-    DropPacket(static_cast<int>(Drop::kNotForUs));
+    DropPacket(Reason(Drop::kNotForUs));
     return;
   }
   if (h.type == MessageType::kData) {
-    Aggregate(view, job, state->second, in_port, out);
+    Aggregate(view, job, *state->second, out);
   } else {
-    Replicate(frame, view, job, out);
+    Replicate(frame, view, job, *state->second, out);
+  }
+}
+
+void Pipeline::ForwardOther(absl::Span<uint8_t> frame, bool ipv4, Output* out) {
+  // A router's checks: a header it can read and whose checksum verifies.
+  if (!ipv4) {
+    DropPacket(Reason(Drop::kNoRoute));
+    return;
+  }
+  uint8_t* f = frame.data();
+  const uint8_t version_ihl = f[kVersionIhlOffset];
+  const wire::Ipv4Header ip = LoadIpv4(f);
+  if ((version_ihl >> 4) != 4) {
+    DropPacket(Reason(wire::WireError::kIpVersion));
+  } else if (version_ihl != kVersionIhl) {
+    DropPacket(Reason(wire::WireError::kIpHeaderLength));
+  } else if (wire::Ipv4Checksum(ip) != wire::NetToHost16(ip.checksum)) {
+    DropPacket(Reason(wire::WireError::kIpChecksum));
+  } else if (f[kTtlOffset] <= 1) {
+    DropPacket(Reason(Drop::kTtlExpired));
+  } else {
+    uint32_t dst;
+    std::memcpy(&dst, f + kDstIpOffset, 4);
+    auto route = config_.ip_routes.find(wire::NetToHost32(dst));
+    if (route == config_.ip_routes.end()) {
+      DropPacket(Reason(Drop::kNoRoute));
+      return;
+    }
+    wire::Ipv4Header next = ip;
+    --next.ttl;
+    StoreIpv4(f, next);
+    RewriteMacs(f, route->second.mac, config_.mac);
+    ++counters_.other_forwarded;
+    Emit(route->second.port, true, 0, static_cast<uint32_t>(frame.size()), out);
   }
 }
 
 void Pipeline::ForwardByLabel(absl::Span<uint8_t> frame, const FrameView& view, Output* out) {
-  auto route = config_.label_routes.find(view.header.path);
-  if (route == config_.label_routes.end() || !DecrementTtl(frame.data())) {
-    DropPacket(static_cast<int>(Drop::kNoRoute));
+  uint8_t* f = frame.data();
+  if (f[kTtlOffset] <= 1) {
+    DropPacket(Reason(Drop::kTtlExpired));
     return;
   }
-  RewriteMacs(frame.data(), route->second.mac, config_.mac);
-  if (Congested(route->second.port)) frame[kFlagsOffset] |= wire::flags::kCongestion;
+  auto route = config_.label_routes.find(view.header.path);
+  if (route == config_.label_routes.end()) {
+    DropPacket(Reason(Drop::kNoRoute));
+    return;
+  }
+  wire::Ipv4Header ip = LoadIpv4(f);
+  --ip.ttl;
+  StoreIpv4(f, ip);
+  RewriteMacs(f, route->second.mac, config_.mac);
+  // Every GRID packet a switch sends has no UDP checksum (wire-protocol.md):
+  // the flags may change here, and a sender's kernel may have set one.
+  Store16(f + kUdpChecksumOffset, 0);
+  if (Congested(route->second.port)) f[kFlagsOffset] |= wire::flags::kCongestion;
   ++counters_.forwarded;
   Emit(route->second.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
 void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& state,
-                         uint16_t in_port, Output* out) {
+                         Output* out) {
   const Header& h = view.header;
   const JobEntry::Aggregate& agg = *job.aggregate;
   JobCounters& jc = counters_.jobs[h.job_id];
   const uint16_t bit_plus_one = state.rank_bit[h.rank];
   if (bit_plus_one == 0) {
-    DropPacket(static_cast<int>(Drop::kNotMember));
+    DropPacket(Reason(Drop::kNotMember));
     return;
   }
   if (h.fan_in != agg.fan_in) {
-    DropPacket(static_cast<int>(Drop::kBadFanIn));
+    DropPacket(Reason(Drop::kBadFanIn));
     return;
   }
   if (h.slot >= agg.slots) {
-    DropPacket(static_cast<int>(Drop::kBadSlot));
+    DropPacket(Reason(Drop::kBadSlot));
     return;
   }
-  if (h.num_elements > agg.elements) {
-    DropPacket(static_cast<int>(Drop::kBadLength));
+  // Every chunk of a job carries exactly `elements` (tails and probes are
+  // padded), which is what a P4 target's fixed payload parser needs.
+  if (h.num_elements != agg.elements) {
+    DropPacket(Reason(Drop::kBadLength));
     return;
   }
   const uint32_t copy_index = 2u * h.slot + ((h.flags & wire::flags::kCopy) ? 1u : 0u);
-  Copy& c = state.copies[copy_index];
-  int32_t* values = state.values.data() + size_t{copy_index} * agg.elements;
-  const int bit = bit_plus_one - 1;
-  const uint64_t mask = uint64_t{1} << (bit % 64);
-  const int order = c.count == 0 ? 1 : wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk);
-  if (order < 0) {
-    // A late packet of a chunk this copy has moved past: its result is out.
-    DropPacket(static_cast<int>(Drop::kStale));
-    return;
-  }
-  if (order > 0) {
-    if (c.count > 0 && !c.complete) {
+  aggregation::Copy& c = state.copies[copy_index];
+  const aggregation::Verdict verdict = aggregation::Contribute(
+      c,
+      absl::MakeSpan(state.bitmaps)
+          .subspan(size_t{copy_index} * JobState::kBitmapWords, JobState::kBitmapWords),
+      state.values.data() + size_t{copy_index} * agg.elements, agg.elements, agg.fan_in,
+      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, view.payload,
+       static_cast<uint32_t>(bit_plus_one - 1)});
+  switch (verdict) {
+    case aggregation::Verdict::kStale:
+      DropPacket(Reason(Drop::kStale));
+      return;
+    case aggregation::Verdict::kCollision:
       // Another chunk is mid-aggregation here: tell the sender, drop.
       ++jc.collisions;
-      DropPacket(static_cast<int>(Drop::kCollision));
-      Signal(view, wire::flags::kCollision, job, in_port, out);
+      DropPacket(Reason(Drop::kCollision));
+      Signal(view, job, *MemberOf(agg, h.rank), out);
       return;
-    }
-    // The first contribution overwrites the copy.
-    c = Copy{h.op_seq,
-             h.chunk,
-             {},
-             1,
-             h.num_elements,
-             h.exponent,
-             h.next_exponent,
-             static_cast<uint8_t>(h.flags & wire::flags::kCongestion),
-             false};
-    c.bitmap[bit / 64] = mask;
-    numerics::Int32FromWire(view.payload, {values, h.num_elements});
-  } else {
-    if (h.num_elements != c.num_elements) {
-      DropPacket(static_cast<int>(Drop::kBadLength));
+    case aggregation::Verdict::kDuplicate:
+      ++jc.duplicates;
+      DropPacket(Reason(Drop::kDuplicate));
       return;
-    }
-    if (c.bitmap[bit / 64] & mask) {
-      // A retransmission. Into a complete copy: the partial (or the result on
-      // its way back) was lost, so the partial goes to the root again, naming
-      // the rank that asked. Into an incomplete copy: the others are still
-      // coming; nothing to do.
-      if (c.complete) {
-        ++jc.partials_resent;
-        EmitPartial(view, job, state, copy_index, h.rank, out);
-      } else {
-        ++jc.duplicates;
-        DropPacket(static_cast<int>(Drop::kDuplicate));
-      }
+    case aggregation::Verdict::kResend:
+      // The partial (or the result on its way back) was lost: the partial
+      // goes to the root again, naming the rank that asked.
+      ++jc.partials_resent;
+      EmitPartial(view, job, state, copy_index, h.rank, out);
       return;
-    }
-    const bool overflow = internal::AddElements(values, view.payload, h.num_elements);
-    c.bitmap[bit / 64] |= mask;
-    ++c.count;
-    c.exponent = std::max(c.exponent, h.exponent);
-    c.next_exponent = std::max(c.next_exponent, h.next_exponent);
-    c.flags |= (h.flags & wire::flags::kCongestion) | (overflow ? wire::flags::kOverflow : 0);
+    case aggregation::Verdict::kFirst:
+    case aggregation::Verdict::kAdded:
+      break;
   }
   ++jc.data;
-  if (c.count == agg.fan_in) {
-    c.complete = true;
+  if (c.complete) {
     ++jc.partials;
     if (c.flags & wire::flags::kOverflow) ++jc.overflows;
     EmitPartial(view, job, state, copy_index, wire::kAllRanks, out);
   }
 }
 
+const Member* Pipeline::MemberOf(const JobEntry::Aggregate& agg, uint16_t rank) {
+  auto m = std::find_if(agg.members.begin(), agg.members.end(),
+                        [&](const Member& x) { return x.rank == rank; });
+  return m == agg.members.end() ? nullptr : &*m;
+}
+
 void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState& state,
                            uint32_t copy_index, uint16_t requester, Output* out) {
   const JobEntry::Aggregate& agg = *job.aggregate;
-  const Copy& c = state.copies[copy_index];
+  const aggregation::Copy& c = state.copies[copy_index];
   Header p;
   p.type = MessageType::kPartial;
   p.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | c.flags |
@@ -368,7 +411,7 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState&
   p.chunk = c.chunk;
   p.exponent = c.exponent;
   p.next_exponent = c.next_exponent;
-  p.num_elements = c.num_elements;
+  p.num_elements = agg.elements;
   wire::FrameAddress a;
   a.src_mac = config_.mac;
   a.dst_mac = agg.root.mac;
@@ -376,21 +419,25 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState&
   a.dst_ip = agg.root.ip;
   a.src_port = wire::kUdpPortBase;
   a.dst_port = view.address.dst_port;
+  const size_t bytes = wire::FrameBytes(agg.elements);
   const size_t offset = out->arena.size();
-  out->arena.resize(offset + wire::FrameBytes(c.num_elements));
+  out->arena.resize(offset + bytes);
   uint8_t* frame = out->arena.data() + offset;
   // The header fields were all checked above, so this cannot fail.
-  (void)wire::WriteFrameHeaders(a, p, {frame, wire::FrameBytes(c.num_elements)});
-  numerics::Int32ToWire({state.values.data() + size_t{copy_index} * agg.elements, c.num_elements},
+  (void)wire::WriteFrameHeaders(a, p, {frame, bytes});
+  numerics::Int32ToWire({state.values.data() + size_t{copy_index} * agg.elements, agg.elements},
                         frame + wire::kPayloadOffset);
-  Emit(agg.root.port, false, static_cast<uint32_t>(offset),
-       static_cast<uint32_t>(wire::FrameBytes(c.num_elements)), out);
+  Emit(agg.root.port, false, static_cast<uint32_t>(offset), static_cast<uint32_t>(bytes), out);
 }
 
 void Pipeline::Replicate(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
-                         Output* out) {
+                         const JobState& state, Output* out) {
   const JobEntry::Aggregate& agg = *job.aggregate;
   const Header& h = view.header;
+  if (h.rank != wire::kAllRanks && state.rank_bit[h.rank] == 0) {
+    DropPacket(Reason(Drop::kNotMember));
+    return;
+  }
   JobCounters& jc = counters_.jobs[h.job_id];
   ++jc.results;
   const size_t bytes = view.frame_bytes;
@@ -402,45 +449,31 @@ void Pipeline::Replicate(absl::Span<uint8_t> frame, const FrameView& view, const
     uint8_t* r = out->arena.data() + offset;
     std::memcpy(r, frame.data(), bytes);
     RewriteMacs(r, m.to.mac, config_.mac);
-    wire::Ipv4Header ip;
-    std::memcpy(&ip, r + wire::kIpv4Offset, sizeof(ip));
+    wire::Ipv4Header ip = LoadIpv4(r);
     ip.src = wire::HostToNet32(config_.ip);
     ip.dst = wire::HostToNet32(m.to.ip);
-    ip.ttl = 64;
-    ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
-    std::memcpy(r + wire::kIpv4Offset, &ip, sizeof(ip));
-    uint8_t* g = r + wire::kGridOffset;
-    Store16(g + offsetof(wire::WireHeader, rank), m.rank);
-    Store16(g + offsetof(wire::WireHeader, path), m.result_label);
-    if (Congested(m.to.port)) g[offsetof(wire::WireHeader, flags)] |= wire::flags::kCongestion;
+    ip.ttl = kFreshTtl;
+    StoreIpv4(r, ip);
+    Store16(r + kUdpChecksumOffset, 0);
+    Store16(r + kRankOffset, m.rank);
+    Store16(r + kPathOffset, m.result_label);
+    if (Congested(m.to.port)) r[kFlagsOffset] |= wire::flags::kCongestion;
     ++jc.replicas;
     Emit(m.to.port, false, static_cast<uint32_t>(offset), static_cast<uint32_t>(bytes), out);
   }
-  if (h.rank != wire::kAllRanks && state_.at(h.job_id).rank_bit[h.rank] == 0) {
-    DropPacket(static_cast<int>(Drop::kNotMember));
-  }
 }
 
-void Pipeline::Signal(const FrameView& view, uint8_t flag, const JobEntry& job, uint16_t in_port,
+void Pipeline::Signal(const FrameView& view, const JobEntry& job, const Member& to,
                       Output* out) {
   const Header& h = view.header;
-  const JobEntry::Aggregate& agg = *job.aggregate;
-  auto member = std::find_if(agg.members.begin(), agg.members.end(),
-                             [&](const Member& m) { return m.rank == h.rank; });
-  Endpoint to{in_port, view.address.src_ip, view.address.src_mac};
-  uint16_t label = 0;
-  if (member != agg.members.end()) {
-    to = member->to;
-    label = member->result_label;
-  }
   Header s;
   s.type = MessageType::kSignal;
-  s.flags = static_cast<uint8_t>(flag | (h.flags & wire::flags::kCopy));
+  s.flags = static_cast<uint8_t>(wire::flags::kCollision | (h.flags & wire::flags::kCopy));
   s.job_id = h.job_id;
-  s.job_token = h.job_token;
+  s.job_token = job.token;
   s.rank = h.rank;
   s.agg_node = config_.node_id;
-  s.path = label;
+  s.path = to.result_label;
   s.fan_in = h.fan_in;
   s.slot = h.slot;
   s.op_seq = h.op_seq;
@@ -448,16 +481,16 @@ void Pipeline::Signal(const FrameView& view, uint8_t flag, const JobEntry& job, 
   s.num_elements = 0;
   wire::FrameAddress a;
   a.src_mac = config_.mac;
-  a.dst_mac = to.mac;
+  a.dst_mac = to.to.mac;
   a.src_ip = config_.ip;
-  a.dst_ip = view.address.src_ip;
+  a.dst_ip = to.to.ip;
   a.src_port = wire::kUdpPortBase;
   a.dst_port = view.address.dst_port;
   const size_t offset = out->arena.size();
   out->arena.resize(offset + wire::kPayloadOffset);
   (void)wire::WriteFrameHeaders(a, s, {out->arena.data() + offset, wire::kPayloadOffset});
-  Emit(to.port, false, static_cast<uint32_t>(offset), static_cast<uint32_t>(wire::kPayloadOffset),
-       out);
+  Emit(to.to.port, false, static_cast<uint32_t>(offset),
+       static_cast<uint32_t>(wire::kPayloadOffset), out);
 }
 
 }  // namespace grid::sw

@@ -250,6 +250,10 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
   const int buffer = 8 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
+  // GRID datagrams go out with no UDP checksum, as the wire protocol says
+  // (switches rewrite payloads and addresses; the IPv4 header is checked).
+  const int no_check = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check));
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&spec.bind), sizeof(spec.bind)) != 0) {
     const int e = errno;
     ::close(fd);

@@ -59,7 +59,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   } else {
     const size_t begin = size_t{chunk} * config_.elements;
     const size_t n = std::min<size_t>(config_.elements, op.count - begin);
-    if (h.num_elements != n) {
+    if (h.num_elements != config_.elements) {
       ++stats_.malformed;
       return;
     }

@@ -55,7 +55,7 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
   h.next_path = config_.next_path;
   h.fan_in = config_.fan_in;
   h.slot = static_cast<uint16_t>(pos % pool);
-  size_t begin = 0, n = 1;
+  size_t begin = 0, n = 0;  // the elements of the operation this chunk carries
   const bool probe = index < op.probes;
   if (probe) {
     h.op_seq = op.op_seq - 1;
@@ -73,7 +73,9 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
       h.next_exponent = j + pool < op.chunks ? LocalExponent(op, j + pool) : 0;
     }
   }
-  h.num_elements = static_cast<uint16_t>(n);
+  // Every chunk carries the job's full element count: the last one of an
+  // operation and the probes are padded with zeros, which add nothing.
+  h.num_elements = config_.elements;
   wire::FrameAddress a;
   a.src_mac = config_.mac;
   a.dst_mac = config_.next_hop_mac;
@@ -89,9 +91,9 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
     return false;
   }
   uint8_t* payload = frame.data() + wire::kPayloadOffset;
-  if (probe) {
-    std::fill_n(payload, 4, 0);
-  } else if (op.quantized) {
+  std::fill(payload + n * wire::kElementBytes, frame.data() + frame.size(), 0);
+  if (probe) return true;  // only its exponent proposal counts
+  if (op.quantized) {
     absl::Status s =
         numerics::QuantizeToWire({op.in_f + begin, n}, h.exponent, config_.world, payload);
     if (!s.ok() && op.error.ok()) {

@@ -5,7 +5,7 @@
 #include "grid/switch.h"
 #include "gtest/gtest.h"
 #include "numerics/kernels.h"
-#include "switch/elements.h"
+#include "aggregation/elements.h"
 #include "util/random.h"
 
 namespace grid::sw {
@@ -44,12 +44,34 @@ class PipelineTest : public ::testing::Test {
 
   uint64_t Drops(int reason) const { return s2p_->counters().drops[reason]; }
   uint64_t Drops(Drop reason) const { return Drops(static_cast<int>(reason)); }
+  uint64_t Drops(wire::WireError reason) const { return Drops(static_cast<int>(reason)); }
 
   Job job_;
   topology::NodeId s1_, s2_;
   std::unique_ptr<Pipeline> s2p_;
   std::vector<uint8_t> last_input_;
 };
+
+std::vector<uint8_t> ResultFrame(const Job& j, topology::NodeId sw, uint16_t rank) {
+  wire::Header h;
+  h.type = wire::MessageType::kResult;
+  h.job_id = j.params.job_id;
+  h.job_token = j.params.token;
+  h.rank = rank;
+  h.agg_node = static_cast<uint16_t>(sw);
+  h.path = j.labels.from_root.at(sw);
+  h.fan_in = j.root_fan_in;
+  h.chunk = 5;
+  h.num_elements = 2;
+  wire::FrameAddress a;
+  a.src_ip = control::NodeIp(j.plan.job.root);
+  a.dst_ip = control::NodeIp(sw);
+  std::vector<uint8_t> payload(8, 0);
+  wire::StoreElement(payload.data(), 0, 42);
+  std::vector<uint8_t> f(wire::FrameBytes(2));
+  (void)wire::EncodeFrame(a, h, payload, absl::MakeSpan(f));
+  return f;
+}
 
 TEST_F(PipelineTest, AggregatesAndCompletes) {
   EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {1, 2, 3, -4})).frames.empty());
@@ -175,11 +197,12 @@ TEST_F(PipelineTest, BadSlotFanInAndLength) {
   EXPECT_EQ(Drops(Drop::kBadSlot), 1u);
   Feed(rewrite([](wire::Header& h) { h.fan_in = 4; }));
   EXPECT_EQ(Drops(Drop::kBadFanIn), 1u);
-  Feed(DataFrame(job_, 2, 1, 0, {1, 2, 3, 4, 5}));  // 5 > 4 elements per packet
+  // Every packet of the job carries exactly its 4 elements per packet.
+  Feed(DataFrame(job_, 2, 1, 0, {1, 2, 3, 4, 5}));
   EXPECT_EQ(Drops(Drop::kBadLength), 1u);
   Feed(DataFrame(job_, 2, 1, 0, {1, 2}));
-  Feed(DataFrame(job_, 3, 1, 0, {1, 2, 3}), 3);  // unlike the chunk's first packet
   EXPECT_EQ(Drops(Drop::kBadLength), 2u);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).data, 0u);
 }
 
 TEST_F(PipelineTest, MalformedAndOtherTraffic) {
@@ -218,6 +241,62 @@ TEST_F(PipelineTest, MalformedAndOtherTraffic) {
   EXPECT_EQ(Drops(Drop::kNoRoute), 1u);
 }
 
+// What every router checks before it forwards, for GRID and other traffic
+// alike: a readable header, a verifying checksum, a TTL left.
+TEST_F(PipelineTest, RouterChecksDropWithTheirReason) {
+  const std::vector<uint8_t> data = DataFrame(job_, 2, 1, 0, {1, 2, 3, 4});
+  auto with_ip = [&](auto edit, bool fix_checksum = true) {
+    std::vector<uint8_t> f = data;
+    wire::Ipv4Header ip;
+    std::memcpy(&ip, f.data() + wire::kIpv4Offset, sizeof(ip));
+    ip.dst = wire::HostToNet32(control::NodeIp(job_.plan.job.workers[3]));
+    edit(ip);
+    if (fix_checksum) ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+    std::memcpy(f.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+    const uint16_t dns = wire::HostToNet16(53);  // not GRID: plain IPv4 forwarding
+    std::memcpy(f.data() + wire::kUdpOffset + 2, &dns, 2);
+    return f;
+  };
+  Feed(with_ip([](wire::Ipv4Header& ip) { ip.ttl = 1; }));
+  EXPECT_EQ(Drops(Drop::kTtlExpired), 1u);
+  Feed(with_ip([](wire::Ipv4Header& ip) { ip.checksum ^= 1; }, false));
+  EXPECT_EQ(Drops(wire::WireError::kIpChecksum), 1u);
+  Feed(with_ip([](wire::Ipv4Header& ip) { ip.version_ihl = 0x46; }));
+  EXPECT_EQ(Drops(wire::WireError::kIpHeaderLength), 1u);
+  Feed(with_ip([](wire::Ipv4Header& ip) { ip.version_ihl = 0x65; }));
+  EXPECT_EQ(Drops(wire::WireError::kIpVersion), 1u);
+  EXPECT_EQ(s2p_->counters().other_forwarded, 0u);
+  // A GRID packet passing through with TTL 1.
+  std::vector<uint8_t> through = DataFrame(job_, 2, 1, 0, {1, 2, 3, 4});
+  wire::Header h = wire::DecodeFrame(through)->header;
+  h.agg_node = static_cast<uint16_t>(s1_);
+  ASSERT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(through).subspan(wire::kGridOffset)).ok());
+  wire::Ipv4Header ip;
+  std::memcpy(&ip, through.data() + wire::kIpv4Offset, sizeof(ip));
+  ip.ttl = 1;
+  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+  std::memcpy(through.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+  EXPECT_TRUE(Feed(through).frames.empty());
+  EXPECT_EQ(Drops(Drop::kTtlExpired), 2u);
+  EXPECT_EQ(s2p_->counters().total_drops(), 5u);
+}
+
+// A sender's kernel may checksum its datagrams; a switch that rewrites a
+// packet's addresses or flags sends it with no UDP checksum, so the next
+// kernel does not drop it (wire-protocol.md).
+TEST_F(PipelineTest, EmittedGridPacketsCarryNoUdpChecksum) {
+  std::vector<uint8_t> result = ResultFrame(job_, s2_, wire::kAllRanks);
+  const uint16_t kernel_checksum = wire::HostToNet16(0x1234);
+  std::memcpy(result.data() + wire::kUdpOffset + 6, &kernel_checksum, 2);
+  Output out = Feed(result);
+  ASSERT_EQ(out.frames.size(), 3u);
+  for (const OutFrame& f : out.frames) {
+    const absl::Span<const uint8_t> bytes = out.Bytes(f, last_input_);
+    EXPECT_EQ(bytes[wire::kUdpOffset + 6], 0);
+    EXPECT_EQ(bytes[wire::kUdpOffset + 7], 0);
+  }
+}
+
 TEST_F(PipelineTest, ForwardsByLabel) {
   // S2's partial crosses S1 on its way to the PS: S1 forwards by label.
   auto s1 = Pipeline::Create(job_.configs.at(s1_));
@@ -249,27 +328,6 @@ TEST_F(PipelineTest, ForwardsByLabel) {
   EXPECT_EQ(s1->counters().drops[static_cast<int>(Drop::kNoRoute)], 1u);
 }
 
-std::vector<uint8_t> ResultFrame(const Job& j, topology::NodeId sw, uint16_t rank) {
-  wire::Header h;
-  h.type = wire::MessageType::kResult;
-  h.job_id = j.params.job_id;
-  h.job_token = j.params.token;
-  h.rank = rank;
-  h.agg_node = static_cast<uint16_t>(sw);
-  h.path = j.labels.from_root.at(sw);
-  h.fan_in = j.root_fan_in;
-  h.chunk = 5;
-  h.num_elements = 2;
-  wire::FrameAddress a;
-  a.src_ip = control::NodeIp(j.plan.job.root);
-  a.dst_ip = control::NodeIp(sw);
-  std::vector<uint8_t> payload(8, 0);
-  wire::StoreElement(payload.data(), 0, 42);
-  std::vector<uint8_t> f(wire::FrameBytes(2));
-  (void)wire::EncodeFrame(a, h, payload, absl::MakeSpan(f));
-  return f;
-}
-
 TEST_F(PipelineTest, ReplicatesResultsToMembers) {
   Output out = Feed(ResultFrame(job_, s2_, wire::kAllRanks));
   ASSERT_EQ(out.frames.size(), 3u);
@@ -291,7 +349,7 @@ TEST_F(PipelineTest, ReplicatesResultsToMembers) {
   Feed(ResultFrame(job_, s2_, 0));  // not S2's member
   EXPECT_EQ(Drops(Drop::kNotMember), 1u);
   const JobCounters& jc = s2p_->counters().jobs.at(7);
-  EXPECT_EQ(jc.results, 3u);
+  EXPECT_EQ(jc.results, 2u);
   EXPECT_EQ(jc.replicas, 4u);
 }
 
@@ -327,8 +385,8 @@ TEST(Elements, SimdAddMatchesScalarIncludingOverflow) {
         wire::StoreElement(payload.data(), i, v);
       }
       b = a;
-      const bool wrapped_scalar = internal::AddElementsScalar(a.data(), payload.data(), n);
-      const bool wrapped_simd = internal::AddElementsAvx2(b.data(), payload.data(), n);
+      const bool wrapped_scalar = aggregation::AddElementsScalar(a.data(), payload.data(), n);
+      const bool wrapped_simd = aggregation::AddElementsAvx2(b.data(), payload.data(), n);
       ASSERT_EQ(a, b) << n;
       ASSERT_EQ(wrapped_scalar, wrapped_simd) << n << " trial " << trial;
     }

@@ -1,10 +1,10 @@
-#include "switch/elements.h"
+#include "aggregation/elements.h"
 
 #include "grid/wire.h"
 #include "numerics/kernels.h"
 #include "numerics/simd.h"
 
-namespace grid::sw::internal {
+namespace grid::aggregation {
 
 bool AddElementsScalar(int32_t* acc, const uint8_t* payload, size_t n) {
   bool overflow = false;
@@ -47,4 +47,4 @@ bool AddElements(int32_t* acc, const uint8_t* payload, size_t n) {
                                         : AddElementsScalar(acc, payload, n);
 }
 
-}  // namespace grid::sw::internal
+}  // namespace grid::aggregation

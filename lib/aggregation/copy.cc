@@ -1,0 +1,42 @@
+#include "aggregation/copy.h"
+
+#include <algorithm>
+
+#include "aggregation/elements.h"
+#include "grid/numerics.h"
+#include "grid/wire.h"
+
+namespace grid::aggregation {
+
+namespace {
+// What a copy keeps of its contributions' flags, and passes on with the sum.
+constexpr uint8_t kKeptFlags = wire::flags::kCongestion | wire::flags::kOverflow;
+}  // namespace
+
+Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32_t elements,
+                   uint32_t fan_in, const Contribution& in) {
+  const int order = c.count == 0 ? 1 : wire::CompareChunk(in.op_seq, in.chunk, c.op_seq, c.chunk);
+  const uint64_t mask = uint64_t{1} << (in.bit % 64);
+  uint64_t& word = bitmap[in.bit / 64];
+  if (order < 0) return Verdict::kStale;
+  if (order > 0) {
+    if (c.count > 0 && !c.complete) return Verdict::kCollision;
+    c = Copy{in.op_seq,     in.chunk, 1, in.exponent, in.next_exponent,
+             static_cast<uint8_t>(in.flags & kKeptFlags), false};
+    std::fill(bitmap.begin(), bitmap.end(), 0);
+    word = mask;
+    numerics::Int32FromWire(in.payload, {values, elements});
+  } else {
+    if (word & mask) return c.complete ? Verdict::kResend : Verdict::kDuplicate;
+    const bool wrapped = AddElements(values, in.payload, elements);
+    word |= mask;
+    ++c.count;
+    c.exponent = std::max(c.exponent, in.exponent);
+    c.next_exponent = std::max(c.next_exponent, in.next_exponent);
+    c.flags |= (in.flags & kKeptFlags) | (wrapped ? wire::flags::kOverflow : 0);
+  }
+  c.complete = c.count == fan_in;
+  return order > 0 ? Verdict::kFirst : Verdict::kAdded;
+}
+
+}  // namespace grid::aggregation

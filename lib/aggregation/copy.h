@@ -1,0 +1,59 @@
+// The slot protocol's state machine: what an aggregation node does with one
+// contribution to one copy of a slot (docs/switch.md, "Per packet"). The
+// switch pipeline and the root both run it; they differ only in how they
+// name contributors (a member's bit at a switch, a contributor index at the
+// root) and in what they send when a verdict asks for it. The P4 programs are
+// separate copies of these rules, held to them by the differential test
+// (tests/p4/).
+#ifndef GRID_LIB_AGGREGATION_COPY_H_
+#define GRID_LIB_AGGREGATION_COPY_H_
+
+#include <cstdint>
+
+#include "absl/types/span.h"
+
+namespace grid::aggregation {
+
+// One copy of a slot: the chunk it holds and how far its sum has got. The
+// values and the contributor bitmap live beside it, in the node's layout.
+struct Copy {
+  uint32_t op_seq = 0;
+  uint32_t chunk = 0;
+  uint32_t count = 0;  // contributions added; 0: never used
+  uint8_t exponent = 0;
+  uint8_t next_exponent = 0;
+  uint8_t flags = 0;  // CONGESTION and OVERFLOW seen while aggregating
+  bool complete = false;
+};
+
+// What a contribution did to its copy.
+enum class Verdict : uint8_t {
+  kFirst,      // a newer chunk into an idle or complete copy: it overwrote the copy
+  kAdded,      // the chunk's next contribution: added
+  kResend,     // a retransmission into a complete copy: send the sum again
+  kDuplicate,  // a retransmission into an incomplete copy: drop, the others are coming
+  kCollision,  // a newer chunk while the copy is mid-aggregation: drop (a window violation)
+  kStale,      // an older chunk than the copy's: drop, its result is already out
+};
+
+// The packet fields the state machine reads.
+struct Contribution {
+  uint32_t op_seq = 0;
+  uint32_t chunk = 0;
+  uint8_t exponent = 0;
+  uint8_t next_exponent = 0;
+  uint8_t flags = 0;                 // the packet's GRID flags
+  const uint8_t* payload = nullptr;  // `elements` int32 in network order
+  uint32_t bit = 0;                  // the contributor's bit in `bitmap`
+};
+
+// Applies `in` to `copy`. `bitmap` holds the copy's contributor bits (at
+// least bit + 1 of them) and `values` its `elements` sums. After kFirst or
+// kAdded, copy.complete says whether this contribution was the fan_in-th.
+// On every verdict but kFirst and kAdded nothing changes.
+Verdict Contribute(Copy& copy, absl::Span<uint64_t> bitmap, int32_t* values, uint32_t elements,
+                   uint32_t fan_in, const Contribution& in);
+
+}  // namespace grid::aggregation
+
+#endif  // GRID_LIB_AGGREGATION_COPY_H_
