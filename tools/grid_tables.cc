@@ -1,6 +1,7 @@
 // grid-tables: a plan's switch table entries, one file per switch:
 // DIR/<switch>.json (grid-switch/1, for grid-switch) and, with --p4,
-// DIR/<switch>.p4rt.json (P4Runtime-style entries for p4/).
+// DIR/<switch>.p4rt.json (P4Runtime-style entries for p4/) and
+// DIR/<switch>.bmv2.txt (the same entries as simple_switch_CLI commands).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: grid-tables --topology=SPEC|FILE --plan=plan.json --out=DIR\n"
     "                   [--job-id=1] [--token=N] [--slots=256] [--elements=64] [--p4]\n"
-    "Writes DIR/<switch>.json for grid-switch (and DIR/<switch>.p4rt.json with --p4)\n"
+    "Writes DIR/<switch>.json for grid-switch (and, with --p4, DIR/<switch>.p4rt.json\n"
+    "for the P4 programs and DIR/<switch>.bmv2.txt for simple_switch_CLI)\n"
     "for every switch of the topology. docs/switch.md describes both formats.\n";
 
 }  // namespace
@@ -55,6 +57,9 @@ int main(int argc, char** argv) {
       auto entries = sw::ConfigToP4Entries(config);
       if (!entries.ok()) flags.Fail(std::string(entries.status().message()));
       std::ofstream(out / (config.name + ".p4rt.json")) << *entries;
+      auto commands = sw::P4EntriesToBmv2Commands(*entries);
+      if (!commands.ok()) flags.Fail(std::string(commands.status().message()));
+      std::ofstream(out / (config.name + ".bmv2.txt")) << *commands;
     }
   }
   std::printf("grid-tables: %zu switches written to %s\n", configs->size(), out.string().c_str());

@@ -90,6 +90,10 @@ absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text);
 // naming the job.
 absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& config);
 inline constexpr int kP4MaxMembers = 32;
+// The same entries as simple_switch_CLI commands (table_set_default,
+// table_add, mc_mgrp_create, mc_node_create, mc_node_associate), for a BMv2
+// switch running p4/v1model/grid.p4 whose tables are still empty.
+absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_json);
 inline constexpr int kP4MaxSlots = 1024;
 
 std::string IpToString(uint32_t ip);

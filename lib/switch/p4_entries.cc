@@ -1,7 +1,9 @@
-// grid-switch/1 tables as entries for p4/v1model/grid.p4 (and the table and
-// action names the TNA program uses).
+// grid-switch/1 tables as entries for both P4 programs (one entry file, the
+// same table, action and parameter names), and those entries as
+// simple_switch_CLI commands for BMv2.
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "grid/switch.h"
 
@@ -45,6 +47,12 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
       continue;
     }
     const JobEntry::Aggregate& a = *job.aggregate;
+    if (id == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "switch \"%s\" job 0: the P4 targets multicast a job's results to group = job id, "
+          "and group 0 means none; use job ids from 1",
+          c.name));
+    }
     if (a.elements != wire::kDefaultElements) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "switch \"%s\" job %d: the P4 targets aggregate %d elements per packet, not %d", c.name,
@@ -81,8 +89,7 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
       }
       entries.push_back(entry("GridIngress.member",
                               {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}}, "set_member",
-                              {{"bit_mask", uint32_t{1} << m.bit},
-                               {"bit_index", m.bit},
+                              {{"bit_index", m.bit},
                                {"port", m.to.port},
                                {"ip", IpToString(m.to.ip)},
                                {"mac", MacToString(m.to.mac)},
@@ -101,6 +108,98 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
   doc["table_entries"] = entries;
   doc["multicast_groups"] = groups;
   return doc.dump(2) + "\n";
+}
+
+}  // namespace grid::sw
+
+namespace grid::sw {
+namespace {
+
+// A parameter or match value as simple_switch_CLI reads it: numbers in
+// decimal, addresses as written (the CLI parses dotted quads and MACs).
+absl::StatusOr<std::string> CliValue(const nlohmann::ordered_json& v, const std::string& where) {
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_string()) return v.get<std::string>();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("P4 entries: %s: expected a number or an address", where));
+}
+
+absl::StatusOr<std::string> CliValues(const nlohmann::ordered_json& object,
+                                      const std::string& where) {
+  if (!object.is_object()) {
+    return absl::InvalidArgumentError(absl::StrFormat("P4 entries: %s: expected an object", where));
+  }
+  std::string out;
+  for (const auto& [key, value] : object.items()) {
+    auto v = CliValue(value, where + "." + key);
+    if (!v.ok()) return v.status();
+    absl::StrAppend(&out, " ", *v);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_json) {
+  using Ordered = nlohmann::ordered_json;
+  const Ordered doc = Ordered::parse(entries_json.begin(), entries_json.end(), nullptr,
+                                     /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object() || doc.value("format", "") != "grid-p4-entries/1") {
+    return absl::InvalidArgumentError("P4 entries: not a grid-p4-entries/1 document");
+  }
+  std::string out;
+  auto entries = [&](const char* list, bool defaults) -> absl::Status {
+    const Ordered& items = doc.contains(list) ? doc[list] : Ordered::array();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Ordered& e = items[i];
+      const std::string where = absl::StrFormat("%s[%d]", list, i);
+      if (!e.is_object() || !e.contains("table") || !e["table"].is_string() ||
+          !e.contains("action") || !e["action"].is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("P4 entries: %s: needs a table and an action", where));
+      }
+      auto params = CliValues(e.value("params", Ordered::object()), where + ".params");
+      if (!params.ok()) return params.status();
+      if (defaults) {
+        absl::StrAppend(&out, "table_set_default ", e["table"].get<std::string>(), " ",
+                        e["action"].get<std::string>(), *params, "\n");
+        continue;
+      }
+      auto match = CliValues(e.value("match", Ordered::object()), where + ".match");
+      if (!match.ok()) return match.status();
+      absl::StrAppend(&out, "table_add ", e["table"].get<std::string>(), " ",
+                      e["action"].get<std::string>(), *match, " =>", *params, "\n");
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = entries("default_actions", true); !s.ok()) return s;
+  if (absl::Status s = entries("table_entries", false); !s.ok()) return s;
+  // Multicast: one node per replica (its rid and port). simple_switch
+  // numbers node handles from 0 in creation order, so this list is for a
+  // switch whose replication engine is still empty.
+  int handle = 0;
+  const Ordered& groups = doc.contains("multicast_groups") ? doc["multicast_groups"] : Ordered::array();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Ordered& group = groups[g];
+    if (!group.is_object() || !group.contains("group") || !group["group"].is_number_unsigned() ||
+        !group.contains("replicas") || !group["replicas"].is_array()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("P4 entries: multicast_groups[%d]: needs group and replicas", g));
+    }
+    const uint64_t id = group["group"].get<uint64_t>();
+    absl::StrAppend(&out, "mc_mgrp_create ", id, "\n");
+    for (const Ordered& r : group["replicas"]) {
+      if (!r.is_object() || !r.contains("rid") || !r["rid"].is_number_unsigned() ||
+          !r.contains("port") || !r["port"].is_number_unsigned()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "P4 entries: multicast_groups[%d]: a replica needs rid and port", g));
+      }
+      absl::StrAppend(&out, "mc_node_create ", r["rid"].get<uint64_t>(), " ",
+                      r["port"].get<uint64_t>(), "\n");
+      absl::StrAppend(&out, "mc_node_associate ", id, " ", handle++, "\n");
+    }
+  }
+  return out;
 }
 
 }  // namespace grid::sw

@@ -74,29 +74,4 @@ struct headers_t {
     grid_payload_h payload;
 }
 
-// What the job table and the slot logic decide, carried between stages.
-struct grid_meta_t {
-    bit<1>  is_grid;         // parsed as a GRID packet
-    bit<1>  aggregate;       // this switch aggregates the packet's job
-    bit<1>  member;          // the rank is a member here
-    bit<32> member_bit;      // 1 << bit
-    bit<32> token;
-    bit<16> fan_in;
-    bit<32> slot_base;
-    bit<32> slots;
-    bit<32> copy_index;      // 2 * (slot_base + slot) + copy
-    bit<1>  first;           // the first contribution to the copy: overwrite
-    bit<1>  duplicate;       // the bit was already set
-    bit<1>  complete;        // this contribution completes the copy
-    bit<1>  was_complete;    // a retransmission into a complete copy
-    bit<16> count;
-    bit<32> root_ip;
-    bit<48> root_mac;
-    bit<9>  root_port;
-    bit<16> root_node;
-    bit<16> root_fan_in;
-    bit<16> to_root_label;
-    bit<16> mcast_group;
-}
-
 #endif

@@ -1,13 +1,15 @@
-// The GRID parser, shared by both architectures as a sub-parser: Ethernet,
-// IPv4 without options and unfragmented, UDP to the GRID port range, the GRID
-// header, and the 64-element payload when there is one. Anything else stops
-// early and is forwarded by IPv4 routes (or dropped).
+// The GRID parser, shared by both architectures as a sub-parser. It
+// classifies as the reference pipeline does (lib/switch/pipeline.cc): an
+// IPv4 packet whose protocol is UDP and whose destination port, where an
+// option-less header puts it, is in the GRID range is GRID, whatever else
+// its headers say. The ingress then checks those headers in the codec's
+// order and drops with the codec's reason. A 64-element payload is parsed
+// into the PHV; any other size stays in the packet body.
 #ifndef GRID_P4_PARSER_
 #define GRID_P4_PARSER_
 
-parser GridParser(packet_in pkt, out headers_t hdr, inout grid_meta_t meta) {
+parser GridParser(packet_in pkt, out headers_t hdr) {
     state start {
-        meta.is_grid = 0;
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
@@ -16,8 +18,8 @@ parser GridParser(packet_in pkt, out headers_t hdr, inout grid_meta_t meta) {
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
-        transition select(hdr.ipv4.version_ihl, hdr.ipv4.flags_fragment[13:0], hdr.ipv4.protocol) {
-            (0x45, 0, IP_PROTO_UDP): parse_udp;
+        transition select(hdr.ipv4.protocol) {
+            IP_PROTO_UDP: parse_udp;
             default: accept;
         }
     }
@@ -30,10 +32,6 @@ parser GridParser(packet_in pkt, out headers_t hdr, inout grid_meta_t meta) {
     }
     state parse_grid {
         pkt.extract(hdr.grid);
-        meta.is_grid = 1;
-        // A payload of exactly 64 elements is parsed into the PHV; other
-        // sizes are left in the packet body (the job table only accepts
-        // 64-element jobs for aggregation on this target).
         transition select(hdr.grid.num_elements) {
             GRID_ELEMENTS: parse_payload;
             default: accept;

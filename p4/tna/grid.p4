@@ -1,17 +1,16 @@
 // GRID aggregation switch for Tofino 2 (T2NA, the Tofino Native Architecture
 // of Tofino 2). The same tables, table entries and decisions as the C++
-// reference pipeline (lib/switch/pipeline.cc) and p4/v1model/grid.p4; the
-// mapping, the stage plan and where this program differs are in
-// docs/switch.md, section "Tofino".
+// reference pipeline (lib/switch/pipeline.cc, lib/aggregation/copy.cc) and
+// p4/v1model/grid.p4, in a layout a Tofino pipeline can run; docs/switch.md,
+// section "Tofino", has the stage plan, the resource plan and every way this
+// program differs from the reference, with the reason.
 //
-//   bf-p4c --target tofino2 --arch t2na -I ../include -o build/tna grid.p4
+//   bf-p4c --target tofino2 --arch t2na -I p4/include -o build/tna p4/tna/grid.p4
 //
-// Not compiled in this repository's CI: the build machines have no P4
-// compiler. tests/switch/p4_header_test.cc keeps the headers in step with
-// include/grid/wire.h, and the table, action and parameter names in step with
-// the entries sw::ConfigToP4Entries writes.
+// Here only p4test (p4c's front and mid end) checks it (CTest label p4);
+// resources (stages, SALUs, PHV) need Intel's bf-p4c.
 //
-// How it fits one pass (docs/switch.md has the table):
+// How it fits one pass:
 // - 64 elements are 32 register pairs. A Tofino 2 stateful ALU updates both
 //   32-bit halves of a pair cell and returns both, so one SALU sums two
 //   elements and the 32 value SALUs return all 64 sums in the pass that
@@ -25,8 +24,8 @@
 #include <t2na.p4>
 
 #include "constants.p4"
+#include "drops.p4"
 #include "headers.p4"
-#include "parser.p4"
 
 // Copies of slot memory (2 per slot, so 1024 slots: sw::kP4MaxSlots). The
 // member register holds a 64-bit cell per copy and member and is the one that
@@ -39,26 +38,22 @@
     M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15) \
     M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) M(30) M(31)
 
-// Drop reasons, numbered as in p4/v1model/grid.p4 (names in docs/switch.md).
-const bit<4> DROP_MALFORMED   = 0;
-const bit<4> DROP_UNKNOWN_JOB = 1;
-const bit<4> DROP_BAD_TOKEN   = 2;
-const bit<4> DROP_NOT_MEMBER  = 3;
-const bit<4> DROP_BAD_SLOT    = 4;
-const bit<4> DROP_BAD_FAN_IN  = 5;
-const bit<4> DROP_BAD_LENGTH  = 6;
-const bit<4> DROP_COLLISION   = 7;
-const bit<4> DROP_DUPLICATE   = 8;
-const bit<4> DROP_NO_ROUTE    = 9;
-const bit<4> DROP_NOT_FOR_US  = 10;
-const bit<4> DROP_STALE       = 11;
+// The bytes of the frames a switch makes (wire.h: FrameBytes, WriteFrameHeaders).
+const bit<16> IPV4_UDP_GRID_BYTES = 62;
+const bit<16> UDP_GRID_BYTES = 42;
+const bit<8>  FRESH_TTL = 64;
+const bit<16> IPV4_DONT_FRAGMENT = 0x4000;
+const bit<8>  IPV4_VERSION_IHL = 0x45;
+const bit<8>  GRID_FLAGS_KNOWN = 0x1F;
+// What a copy keeps of its contributions' flags (aggregation::Contribute).
+const bit<8>  GRID_KEPT_FLAGS = GRID_FLAG_CONGESTION | GRID_FLAG_OVERFLOW;
+const bit<16> GRID_MAX_ELEMENTS = 1024;
 
 // What the member register says about the sender and this copy.
 const bit<8> MEMBER_NEW  = 0;  // the sender has not contributed this chunk here
 const bit<8> MEMBER_SEEN = 1;  // it has, or a later one: copy_peek tells which
 
-// What the copy register decides.
-const bit<8> COPY_NONE      = 0;   // not run
+// What the copy register decides (aggregation::Verdict).
 const bit<8> COPY_FIRST     = 1;   // first contribution: overwrite
 const bit<8> COPY_ADD       = 2;   // a further contribution: add
 const bit<8> COPY_RESEND    = 3;   // a retransmission into a complete copy: read
@@ -94,22 +89,35 @@ struct pair8_t {
     bit<8> hi;
 }
 
-// Tofino-only metadata, next to the shared grid_meta_t.
 struct tna_meta_t {
-    grid_meta_t grid;
+    bit<1>  checksum_error;  // the IPv4 header checksum did not verify (parser)
+    bit<32> token;
+    bit<1>  aggregate;       // this switch aggregates the job
+    bit<16> fan_in;
+    bit<32> slot_base;
+    bit<32> slots;
+    bit<32> root_ip;
+    bit<48> root_mac;
+    PortId_t root_port;
+    bit<16> root_node;
+    bit<16> root_fan_in;
+    bit<16> to_root_label;
+    bit<16> mcast_group;
+    bit<1>  member;          // the rank is a member here
+    bit<5>  bit_index;
     bit<32> tag;
     bit<32> slot_abs;        // slot_base + slot
+    bit<32> copy_index;      // 2 * slot_abs + copy
     bit<32> member_index;    // (copy index << 5) | member bit
     bit<32> fan_in_minus_1;
-    bit<16> udp_excess;      // udp.length - 4 * num_elements: 42 when consistent
     bit<32> slot_room;       // slots - slot - 1: negative when slot >= slots
+    bit<16> payload_bytes;   // total_length - 62
+    bit<16> udp_expected;    // total_length - 20
     bit<8>  member_state;
     bit<8>  copy_decision;
     bit<8>  remaining;       // at most 31: fan_in <= 32 here
-    bit<5>  bit_index;
-    bit<1>  count;           // count drop_reason (a drop, or a collision)
+    bit<32> reason;          // a drop reason (drops.p4), or 0
     bit<1>  drop;
-    bit<4>  drop_reason;
     bridge_h bridge;
 }
 
@@ -127,13 +135,48 @@ struct egress_meta_t {}
 
 // ---------------------------------------------------------------- ingress
 
+// The shared GridParser's states (p4/include/parser.p4), with the IPv4
+// checksum fed to the parser's checksum engine as the header is extracted.
 parser GridIngressParser(packet_in pkt, out headers_t hdr, out tna_meta_t meta,
                          out ingress_intrinsic_metadata_t ig_intr_md) {
-    GridParser() grid_parser;
+    Checksum() ipv4_checksum;
     state start {
+        meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                0, 0, {0, 0}};
+        meta.bridge.setInvalid();
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        grid_parser.apply(pkt, hdr, meta.grid);
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        ipv4_checksum.add(hdr.ipv4);
+        meta.checksum_error = (bit<1>)!ipv4_checksum.verify();
+        transition select(hdr.ipv4.protocol) {
+            IP_PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.dst_port) {
+            GRID_UDP_PORT_BASE &&& GRID_UDP_PORT_MASK: parse_grid;
+            default: accept;
+        }
+    }
+    state parse_grid {
+        pkt.extract(hdr.grid);
+        transition select(hdr.grid.num_elements) {
+            GRID_ELEMENTS: parse_payload;
+            default: accept;
+        }
+    }
+    state parse_payload {
+        pkt.extract(hdr.payload);
         transition accept;
     }
 }
@@ -143,21 +186,15 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                     in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                     inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                     inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    Counter<bit<64>, bit<4>>(16, CounterType_t.PACKETS) drops;
+    Counter<bit<64>, bit<32>>(GRID_DROP_REASONS, CounterType_t.PACKETS) drops;
 
     bit<16> node_id = 0;
     bit<32> switch_ip = 0;
     bit<48> switch_mac = 0;
     bit<16> result_label = 0;
-    bit<9>  member_port = 0;
+    PortId_t member_port = 0;
     bit<32> member_ip = 0;
     bit<48> member_mac = 0;
-
-    action drop_with(bit<4> reason) {
-        meta.count = 1;
-        meta.drop = 1;
-        meta.drop_reason = reason;
-    }
 
     action set_identity(bit<16> id, bit<32> ip, bit<48> mac) {
         node_id = id;
@@ -169,14 +206,13 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         default_action = set_identity(0, 0, 0);
     }
 
-    // The TTL was checked (> 1) before the route tables run.
     action set_nhop(PortId_t port, bit<48> mac) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ethernet.src = switch_mac;
         hdr.ethernet.dst = mac;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
     }
-    action no_route() { drop_with(DROP_NO_ROUTE); }
+    action no_route() {}
     table label_route {
         key = { hdr.grid.path: exact; }
         actions = { set_nhop; no_route; }
@@ -191,28 +227,28 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
     }
 
     action job_only(bit<32> token) {
-        meta.grid.token = token;
-        meta.grid.aggregate = 0;
+        meta.token = token;
+        meta.aggregate = 0;
     }
     action job_aggregate(bit<32> token, bit<16> fan_in, bit<32> slot_base, bit<32> slots,
                          PortId_t root_port, bit<32> root_ip, bit<48> root_mac,
                          bit<16> root_node, bit<16> root_fan_in, bit<16> to_root_label,
                          bit<16> mcast_group) {
-        meta.grid.token = token;
-        meta.grid.aggregate = 1;
-        meta.grid.fan_in = fan_in;
-        meta.grid.slot_base = slot_base;
-        meta.grid.slots = slots;
-        meta.grid.root_port = root_port;
-        meta.grid.root_ip = root_ip;
-        meta.grid.root_mac = root_mac;
-        meta.grid.root_node = root_node;
-        meta.grid.root_fan_in = root_fan_in;
-        meta.grid.to_root_label = to_root_label;
-        meta.grid.mcast_group = mcast_group;
+        meta.token = token;
+        meta.aggregate = 1;
+        meta.fan_in = fan_in;
+        meta.slot_base = slot_base;
+        meta.slots = slots;
+        meta.root_port = root_port;
+        meta.root_ip = root_ip;
+        meta.root_mac = root_mac;
+        meta.root_node = root_node;
+        meta.root_fan_in = root_fan_in;
+        meta.to_root_label = to_root_label;
+        meta.mcast_group = mcast_group;
         meta.fan_in_minus_1 = (bit<32>)fan_in - 1;
     }
-    action unknown_job() { drop_with(DROP_UNKNOWN_JOB); }
+    action unknown_job() {}
     table job {
         key = { hdr.grid.job_id: exact; }
         actions = { job_only; job_aggregate; unknown_job; }
@@ -220,17 +256,15 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         size = 4096;
     }
 
-    action set_member(bit<32> bit_mask, bit<8> bit_index, PortId_t port, bit<32> ip,
-                      bit<48> mac, bit<16> label) {
-        meta.grid.member = 1;
-        meta.grid.member_bit = bit_mask;
+    action set_member(bit<8> bit_index, PortId_t port, bit<32> ip, bit<48> mac, bit<16> label) {
+        meta.member = 1;
         meta.bit_index = bit_index[4:0];
         member_port = port;
         member_ip = ip;
         member_mac = mac;
         result_label = label;
     }
-    action not_member() { meta.grid.member = 0; }
+    action not_member() { meta.member = 0; }
     table member {
         key = { hdr.grid.job_id: exact; hdr.grid.rank: exact; }
         actions = { set_member; not_member; }
@@ -312,11 +346,11 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         void apply(inout pair32_t value, out bit<32> lo, out bit<32> hi) { \
             lo = value.lo; hi = value.hi; } }; \
     action v##i##_do_write() { \
-        hdr.payload.e##i##_lo = v##i##_write.execute(meta.grid.copy_index, hdr.payload.e##i##_hi); } \
+        hdr.payload.e##i##_lo = v##i##_write.execute(meta.copy_index, hdr.payload.e##i##_hi); } \
     action v##i##_do_add() { \
-        hdr.payload.e##i##_lo = v##i##_add.execute(meta.grid.copy_index, hdr.payload.e##i##_hi); } \
+        hdr.payload.e##i##_lo = v##i##_add.execute(meta.copy_index, hdr.payload.e##i##_hi); } \
     action v##i##_do_read() { \
-        hdr.payload.e##i##_lo = v##i##_read.execute(meta.grid.copy_index, hdr.payload.e##i##_hi); } \
+        hdr.payload.e##i##_lo = v##i##_read.execute(meta.copy_index, hdr.payload.e##i##_hi); } \
     table v##i##_table { \
         key = { meta.copy_decision: exact; } \
         actions = { v##i##_do_write; v##i##_do_add; v##i##_do_read; NoAction; } \
@@ -357,13 +391,13 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
     Register<bit<8>, bit<32>>(GRID_COPIES) copy_flags;
     RegisterAction<bit<8>, bit<32>, bit<8>>(copy_flags) flags_first = {
         void apply(inout bit<8> value, out bit<8> rv) {
-            value = hdr.grid.flags & GRID_FLAG_CONGESTION;
+            value = hdr.grid.flags & GRID_KEPT_FLAGS;
             rv = value;
         }
     };
     RegisterAction<bit<8>, bit<32>, bit<8>>(copy_flags) flags_or = {
         void apply(inout bit<8> value, out bit<8> rv) {
-            value = value | (hdr.grid.flags & GRID_FLAG_CONGESTION);
+            value = value | (hdr.grid.flags & GRID_KEPT_FLAGS);
             rv = value;
         }
     };
@@ -374,95 +408,172 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
     };
     bit<8> copy_flag_bits = 0;
 
-    // The sums of the copy go out as a PARTIAL to the root.
-    action to_partial(bit<16> requester) {
-        hdr.grid.type = GRID_TYPE_PARTIAL;
-        hdr.grid.rank = requester;
-        hdr.grid.agg_node = meta.grid.root_node;
-        hdr.grid.path = meta.grid.to_root_label;
-        hdr.grid.next_path = 0;
-        hdr.grid.fan_in = meta.grid.root_fan_in;
-        hdr.ipv4.src = switch_ip;
-        hdr.ipv4.dst = meta.grid.root_ip;
-        hdr.ipv4.ttl = 64;
-        hdr.udp.src_port = GRID_UDP_PORT_BASE;
+    // The addressing of a packet the switch makes (wire.h WriteFrameHeaders):
+    // fresh IPv4 fields, GRID's source port, no UDP checksum.
+    action readdress_made(bit<32> dst_ip, bit<48> dst_mac, PortId_t port) {
         hdr.ethernet.src = switch_mac;
-        hdr.ethernet.dst = meta.grid.root_mac;
-        ig_tm_md.ucast_egress_port = (PortId_t)meta.grid.root_port;
+        hdr.ethernet.dst = dst_mac;
+        hdr.ipv4.tos = 0;
+        hdr.ipv4.identification = 0;
+        hdr.ipv4.flags_fragment = IPV4_DONT_FRAGMENT;
+        hdr.ipv4.ttl = FRESH_TTL;
+        hdr.ipv4.src = switch_ip;
+        hdr.ipv4.dst = dst_ip;
+        hdr.udp.src_port = GRID_UDP_PORT_BASE;
+        hdr.udp.checksum = 0;
+        ig_tm_md.ucast_egress_port = port;
+    }
+
+    // The sums of the copy go out as a PARTIAL to the root (sw EmitPartial).
+    action to_partial(bit<16> requester, bit<8> flags) {
+        readdress_made(meta.root_ip, meta.root_mac, meta.root_port);
+        hdr.grid.type = GRID_TYPE_PARTIAL;
+        hdr.grid.flags = flags;
+        hdr.grid.rank = requester;
+        hdr.grid.agg_node = meta.root_node;
+        hdr.grid.path = meta.to_root_label;
+        hdr.grid.next_path = 0;
+        hdr.grid.fan_in = meta.root_fan_in;
+        hdr.grid.job_token = meta.token;
+    }
+
+    // The colliding DATA returns to its sender as a SIGNAL (sw Signal).
+    action to_signal() {
+        readdress_made(member_ip, member_mac, member_port);
+        hdr.ipv4.total_length = IPV4_UDP_GRID_BYTES;
+        hdr.udp.length = UDP_GRID_BYTES;
+        hdr.grid.type = GRID_TYPE_SIGNAL;
+        hdr.grid.flags = GRID_FLAG_COLLISION | (hdr.grid.flags & GRID_FLAG_COPY);
+        hdr.grid.job_token = meta.token;
+        hdr.grid.agg_node = node_id;
+        hdr.grid.path = result_label;
+        hdr.grid.next_path = 0;
+        hdr.grid.exponent = 0;
+        hdr.grid.next_exponent = 0;
+        hdr.grid.num_elements = 0;
+        hdr.payload.setInvalid();
+    }
+
+    // The codec's checks, in wire::ParseFrame's order (where Tofino can see
+    // the field: a frame shorter than its headers fails in the parser).
+    action check_frame() {
+        meta.payload_bytes = hdr.ipv4.total_length - IPV4_UDP_GRID_BYTES;
+        meta.udp_expected = hdr.ipv4.total_length - 20;
     }
 
     apply {
-        meta.count = 0;
-        meta.drop = 0;
-        meta.copy_decision = COPY_NONE;
         meta.bridge.setValid();
         meta.bridge.pad = 0;
         meta.bridge.replica = 0;
         identity.apply();
-        // Arithmetic first, so that the conditions below only compare.
-        meta.udp_excess = hdr.udp.length - (hdr.grid.num_elements << 2);
-        if (!hdr.grid.isValid()) {
-            // Plain IPv4 forwarding, without options (the checksum is
-            // recomputed over a 20-byte header) and while the TTL lasts.
-            if (hdr.ipv4.isValid() && hdr.ipv4.version_ihl == 0x45 && hdr.ipv4.ttl > 1) {
-                ip_route.apply();
-            } else {
-                drop_with(DROP_NO_ROUTE);
+        check_frame();
+        bool needs_payload = hdr.grid.type == GRID_TYPE_DATA ||
+                             hdr.grid.type == GRID_TYPE_PARTIAL ||
+                             hdr.grid.type == GRID_TYPE_RESULT;
+        if (!hdr.ipv4.isValid()) {
+            meta.reason = DROP_NO_ROUTE;
+        } else if (!hdr.udp.isValid() ||
+                   (hdr.udp.dst_port & GRID_UDP_PORT_MASK) != GRID_UDP_PORT_BASE) {
+            // Not GRID: a router's checks, then plain IPv4 forwarding.
+            if (hdr.ipv4.version_ihl[7:4] != 4) {
+                meta.reason = DROP_IPV4_VERSION;
+            } else if (hdr.ipv4.version_ihl != IPV4_VERSION_IHL) {
+                meta.reason = DROP_IPV4_IHL;
+            } else if (meta.checksum_error == 1) {
+                meta.reason = DROP_IPV4_CHECKSUM;
+            } else if (hdr.ipv4.ttl <= 1) {
+                meta.reason = DROP_TTL_EXPIRED;
+            } else if (!ip_route.apply().hit) {
+                meta.reason = DROP_NO_ROUTE;
             }
-        } else if (hdr.grid.version != GRID_VERSION || hdr.grid.reserved != 0 ||
-                   hdr.grid.type == 0 || hdr.grid.type > GRID_TYPE_CONTROL ||
-                   (hdr.grid.flags & 0xE0) != 0 || hdr.grid.num_elements > 1024 ||
-                   meta.udp_excess != 42) {
-            drop_with(DROP_MALFORMED);
-        } else if (hdr.ipv4.ttl <= 1 && hdr.grid.agg_node != node_id) {
-            drop_with(DROP_NO_ROUTE);  // a forward whose TTL ran out
-        } else if (job.apply().hit) {
+        } else if (!hdr.grid.isValid()) {
+            meta.reason = DROP_FRAME_LENGTH;
+        } else if (hdr.ipv4.version_ihl[7:4] != 4) {
+            meta.reason = DROP_IPV4_VERSION;
+        } else if (hdr.ipv4.version_ihl != IPV4_VERSION_IHL) {
+            meta.reason = DROP_IPV4_IHL;
+        } else if (hdr.ipv4.total_length < IPV4_UDP_GRID_BYTES) {
+            meta.reason = DROP_IPV4_TOTAL_LENGTH;
+        } else if (hdr.ipv4.flags_fragment[13:0] != 0) {
+            meta.reason = DROP_IPV4_FLAGS_FRAGMENT;
+        } else if (meta.checksum_error == 1) {
+            meta.reason = DROP_IPV4_CHECKSUM;
+        } else if (hdr.udp.length != meta.udp_expected) {
+            meta.reason = DROP_UDP_LENGTH;
+        } else if (hdr.grid.version != GRID_VERSION) {
+            meta.reason = DROP_GRID_VERSION;
+        } else if (hdr.grid.reserved != 0) {
+            meta.reason = DROP_GRID_RESERVED;
+        } else if (hdr.grid.type < GRID_TYPE_DATA || hdr.grid.type > GRID_TYPE_CONTROL) {
+            meta.reason = DROP_GRID_TYPE;
+        } else if ((hdr.grid.flags & ~GRID_FLAGS_KNOWN) != 0) {
+            meta.reason = DROP_GRID_FLAGS;
+        } else if (hdr.grid.num_elements > GRID_MAX_ELEMENTS ||
+                   (hdr.grid.num_elements == 0 && needs_payload)) {
+            meta.reason = DROP_GRID_NUM_ELEMENTS;
+        } else if (hdr.grid.fan_in == 0 && needs_payload) {
+            meta.reason = DROP_GRID_FAN_IN;
+        } else if (meta.payload_bytes != hdr.grid.num_elements << 2) {
+            meta.reason = DROP_GRID_PAYLOAD;
+        } else if (!job.apply().hit) {
+            meta.reason = DROP_UNKNOWN_JOB;
+        } else {
             // ---- Stages 0-2: admission, then the addresses of the copy.
             member.apply();
             meta.tag = hdr.grid.op_seq[11:0] ++ hdr.grid.chunk[19:0];
-            meta.slot_room = meta.grid.slots - (bit<32>)hdr.grid.slot - 1;
-            if (hdr.grid.job_token != meta.grid.token) {
-                drop_with(DROP_BAD_TOKEN);
+            meta.slot_room = meta.slots - (bit<32>)hdr.grid.slot - 1;
+            if (hdr.grid.job_token != meta.token) {
+                meta.reason = DROP_BAD_TOKEN;
             } else if (hdr.grid.agg_node != node_id) {
-                label_route.apply();
-            } else if (meta.grid.aggregate == 0 ||
+                // Passing through: forward along the plan's path.
+                if (hdr.ipv4.ttl <= 1) {
+                    meta.reason = DROP_TTL_EXPIRED;
+                } else if (!label_route.apply().hit) {
+                    meta.reason = DROP_NO_ROUTE;
+                } else {
+                    hdr.udp.checksum = 0;
+                }
+            } else if (meta.aggregate == 0 ||
                        (hdr.grid.type != GRID_TYPE_DATA && hdr.grid.type != GRID_TYPE_RESULT)) {
-                drop_with(DROP_NOT_FOR_US);
+                meta.reason = DROP_NOT_FOR_US;
             } else if (hdr.grid.type == GRID_TYPE_RESULT) {
                 if (hdr.grid.rank == GRID_ALL_RANKS) {
-                    ig_tm_md.mcast_grp_a = meta.grid.mcast_group;
+                    ig_tm_md.mcast_grp_a = meta.mcast_group;
                     meta.bridge.replica = 1;
-                } else if (meta.grid.member == 1) {
-                    hdr.ipv4.src = switch_ip;
-                    hdr.ipv4.dst = member_ip;
-                    hdr.ipv4.ttl = 64;
+                    hdr.udp.checksum = 0;
+                } else if (meta.member == 1) {
                     hdr.ethernet.src = switch_mac;
                     hdr.ethernet.dst = member_mac;
+                    hdr.ipv4.ttl = FRESH_TTL;
+                    hdr.ipv4.src = switch_ip;
+                    hdr.ipv4.dst = member_ip;
+                    hdr.udp.checksum = 0;
                     hdr.grid.path = result_label;
                     ig_tm_md.ucast_egress_port = member_port;
                 } else {
-                    drop_with(DROP_NOT_MEMBER);
+                    meta.reason = DROP_NOT_MEMBER;
                 }
-            } else if (meta.grid.member == 0) {
-                drop_with(DROP_NOT_MEMBER);
-            } else if (hdr.grid.fan_in != meta.grid.fan_in) {
-                drop_with(DROP_BAD_FAN_IN);
+            } else if (meta.member == 0) {
+                meta.reason = DROP_NOT_MEMBER;
+            } else if (hdr.grid.fan_in != meta.fan_in) {
+                meta.reason = DROP_BAD_FAN_IN;
             } else if (meta.slot_room[31:31] == 1) {
-                drop_with(DROP_BAD_SLOT);
-            } else if (hdr.grid.num_elements != GRID_ELEMENTS || !hdr.payload.isValid()) {
-                drop_with(DROP_BAD_LENGTH);
+                meta.reason = DROP_BAD_SLOT;
+            } else if (!hdr.payload.isValid()) {
+                // Every chunk carries the job's GRID_ELEMENTS elements.
+                meta.reason = DROP_BAD_LENGTH;
             } else {
-                meta.slot_abs = meta.grid.slot_base + (bit<32>)hdr.grid.slot;
-                meta.grid.copy_index = meta.slot_abs[30:0] ++ hdr.grid.flags[3:3];
+                meta.slot_abs = meta.slot_base + (bit<32>)hdr.grid.slot;
+                meta.copy_index = meta.slot_abs[30:0] ++ hdr.grid.flags[3:3];
                 meta.member_index = meta.slot_abs[25:0] ++ hdr.grid.flags[3:3] ++ meta.bit_index;
 
                 // ---- Stages 3-4: duplicate / late check, then the copy's decision.
                 meta.member_state = member_check.execute(meta.member_index);
                 if (meta.member_state == MEMBER_NEW) {
-                    meta.copy_decision = copy_contribute.execute(meta.grid.copy_index,
+                    meta.copy_decision = copy_contribute.execute(meta.copy_index,
                                                                  meta.remaining);
                 } else {
-                    meta.copy_decision = copy_peek.execute(meta.grid.copy_index, meta.remaining);
+                    meta.copy_decision = copy_peek.execute(meta.copy_index, meta.remaining);
                 }
 
                 // ---- Stages 5-12: values.
@@ -471,60 +582,44 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
 
                 // ---- Stage 13: exponents and flags.
                 if (meta.copy_decision == COPY_FIRST) {
-                    hdr.grid.exponent = exponents_first.execute(meta.grid.copy_index,
+                    hdr.grid.exponent = exponents_first.execute(meta.copy_index,
                                                                 hdr.grid.next_exponent);
-                    copy_flag_bits = flags_first.execute(meta.grid.copy_index);
+                    copy_flag_bits = flags_first.execute(meta.copy_index);
                 } else if (meta.copy_decision == COPY_ADD) {
-                    hdr.grid.exponent = exponents_max.execute(meta.grid.copy_index,
+                    hdr.grid.exponent = exponents_max.execute(meta.copy_index,
                                                               hdr.grid.next_exponent);
-                    copy_flag_bits = flags_or.execute(meta.grid.copy_index);
+                    copy_flag_bits = flags_or.execute(meta.copy_index);
                 } else if (meta.copy_decision == COPY_RESEND) {
-                    hdr.grid.exponent = exponents_read.execute(meta.grid.copy_index,
+                    hdr.grid.exponent = exponents_read.execute(meta.copy_index,
                                                                hdr.grid.next_exponent);
-                    copy_flag_bits = flags_read.execute(meta.grid.copy_index);
+                    copy_flag_bits = flags_read.execute(meta.copy_index);
                 }
 
                 // ---- Stage 14: what leaves.
                 if ((meta.copy_decision == COPY_FIRST || meta.copy_decision == COPY_ADD) &&
                     meta.remaining == 0) {
                     // Complete: the payload holds the sums and leaves as the partial.
-                    hdr.grid.flags = (hdr.grid.flags & GRID_FLAG_COPY) | copy_flag_bits;
-                    to_partial(GRID_ALL_RANKS);
+                    to_partial(GRID_ALL_RANKS, (hdr.grid.flags & GRID_FLAG_COPY) | copy_flag_bits);
                 } else if (meta.copy_decision == COPY_FIRST || meta.copy_decision == COPY_ADD) {
-                    ig_dprsr_md.drop_ctl = 1;   // consumed into the copy
+                    meta.drop = 1;   // consumed into the copy
                 } else if (meta.copy_decision == COPY_RESEND) {
-                    hdr.grid.flags = (hdr.grid.flags & GRID_FLAG_COPY) | copy_flag_bits |
-                                     GRID_FLAG_RETRANSMIT;
-                    to_partial(hdr.grid.rank);
+                    to_partial(hdr.grid.rank, (hdr.grid.flags & GRID_FLAG_COPY) | copy_flag_bits |
+                                              GRID_FLAG_RETRANSMIT);
                 } else if (meta.copy_decision == COPY_WAIT) {
-                    drop_with(DROP_DUPLICATE);
+                    meta.reason = DROP_DUPLICATE;
                 } else if (meta.copy_decision == COPY_STALE) {
-                    drop_with(DROP_STALE);
+                    meta.reason = DROP_STALE;
                 } else {
-                    // Collision: the packet turns into a SIGNAL back to its sender.
-                    meta.count = 1;
-                    meta.drop_reason = DROP_COLLISION;
-                    hdr.grid.type = GRID_TYPE_SIGNAL;
-                    hdr.grid.flags = GRID_FLAG_COLLISION | (hdr.grid.flags & GRID_FLAG_COPY);
-                    hdr.grid.agg_node = node_id;
-                    hdr.grid.path = result_label;
-                    hdr.grid.num_elements = 0;
-                    hdr.grid.exponent = 0;
-                    hdr.grid.next_exponent = 0;
-                    hdr.udp.src_port = GRID_UDP_PORT_BASE;
-                    hdr.payload.setInvalid();
-                    hdr.udp.length = 42;
-                    hdr.ipv4.total_length = 62;
-                    hdr.ipv4.dst = hdr.ipv4.src;
-                    hdr.ipv4.src = switch_ip;
-                    hdr.ipv4.ttl = 64;
-                    hdr.ethernet.src = switch_mac;
-                    hdr.ethernet.dst = member_mac;
-                    ig_tm_md.ucast_egress_port = member_port;
+                    meta.reason = DROP_COLLISION;
+                    to_signal();
                 }
             }
         }
-        if (meta.count == 1) { drops.count(meta.drop_reason); }
+        if (meta.reason != 0) {
+            drops.count(meta.reason);
+            // A collision is counted, and its SIGNAL still leaves.
+            if (meta.reason != DROP_COLLISION) { meta.drop = 1; }
+        }
         if (meta.drop == 1) { ig_dprsr_md.drop_ctl = 1; }
     }
 }
@@ -533,7 +628,7 @@ control GridIngressDeparser(packet_out pkt, inout headers_t hdr, in tna_meta_t m
                             in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Checksum() ipv4_checksum;
     apply {
-        if (hdr.ipv4.isValid() && hdr.ipv4.version_ihl == 0x45) {
+        if (hdr.ipv4.isValid()) {
             hdr.ipv4.checksum = ipv4_checksum.update({
                 hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length,
                 hdr.ipv4.identification, hdr.ipv4.flags_fragment, hdr.ipv4.ttl,
@@ -559,9 +654,8 @@ parser GridEgressParser(packet_in pkt, out egress_headers_t hdr, out egress_meta
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
-        transition select(hdr.ipv4.version_ihl, hdr.ipv4.flags_fragment[13:0],
-                          hdr.ipv4.protocol) {
-            (0x45, 0, IP_PROTO_UDP): parse_udp;
+        transition select(hdr.ipv4.protocol) {
+            IP_PROTO_UDP: parse_udp;
             default: accept;
         }
     }
@@ -607,7 +701,7 @@ control GridEgress(inout egress_headers_t hdr, inout egress_meta_t meta,
         hdr.grid.path = label;
         hdr.ipv4.src = switch_ip;
         hdr.ipv4.dst = ip;
-        hdr.ipv4.ttl = 64;
+        hdr.ipv4.ttl = FRESH_TTL;
         hdr.ethernet.src = switch_mac;
         hdr.ethernet.dst = mac;
     }
@@ -636,7 +730,7 @@ control GridEgressDeparser(packet_out pkt, inout egress_headers_t hdr, in egress
                            in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     Checksum() ipv4_checksum;
     apply {
-        if (hdr.ipv4.isValid() && hdr.ipv4.version_ihl == 0x45) {
+        if (hdr.ipv4.isValid()) {
             hdr.ipv4.checksum = ipv4_checksum.update({
                 hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length,
                 hdr.ipv4.identification, hdr.ipv4.flags_fragment, hdr.ipv4.ttl,

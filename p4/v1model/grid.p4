@@ -1,51 +1,70 @@
 // GRID aggregation switch for BMv2 (v1model). The same tables, registers and
-// decisions as the C++ reference pipeline (lib/switch/pipeline.cc); the
-// mapping is in docs/switch.md, section "P4". Table entries come from
-// grid-switch/1 files through sw::ConfigToP4Entries (P4Runtime-style JSON).
+// decisions as the C++ reference pipeline (lib/switch/pipeline.cc, whose slot
+// rules are lib/aggregation/copy.cc); tests/p4/ runs both on the same packets
+// and requires the same bytes out of the same ports and the same drop
+// counters. docs/switch.md, section "P4", maps one onto the other. Table
+// entries come from grid-switch/1 files through sw::ConfigToP4Entries.
 //
-//   p4c --target bmv2 --arch v1model -I ../include -o build grid.p4
-//
-// Not compiled in this repository's CI: the build machines have no P4
-// compiler. tests/switch/p4_header_test.cc keeps the header in step with
-// include/grid/wire.h.
+//   p4c-bm2-ss -I p4/include -o grid.json p4/v1model/grid.p4
 #include <core.p4>
 #include <v1model.p4>
 
 #include "constants.p4"
+#include "drops.p4"
 #include "headers.p4"
 #include "parser.p4"
 
-// Slot memory: 2 copies per slot.
-#define GRID_COPIES 65536
+// Slot memory: 2 copies per slot (sw::kP4MaxSlots slots).
+#define GRID_COPIES 2048
 // Applies M to every element pair index.
 #define FOR_PAIRS(M) \
     M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15) \
     M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) M(30) M(31)
 
-// Drop reasons counted like the reference pipeline's (names in docs/switch.md).
-const bit<32> DROP_MALFORMED   = 0;
-const bit<32> DROP_UNKNOWN_JOB = 1;
-const bit<32> DROP_BAD_TOKEN   = 2;
-const bit<32> DROP_NOT_MEMBER  = 3;
-const bit<32> DROP_BAD_SLOT    = 4;
-const bit<32> DROP_BAD_FAN_IN  = 5;
-const bit<32> DROP_BAD_LENGTH  = 6;
-const bit<32> DROP_COLLISION   = 7;
-const bit<32> DROP_DUPLICATE   = 8;
-const bit<32> DROP_NO_ROUTE    = 9;
-const bit<32> DROP_NOT_FOR_US  = 10;
-const bit<32> DROP_STALE       = 11;
+// The bytes of the frames a switch makes (wire.h: FrameBytes, WriteFrameHeaders).
+const bit<16> IPV4_UDP_GRID_BYTES = 62;  // IPv4 + UDP + GRID headers
+const bit<16> UDP_GRID_BYTES = 42;       // UDP + GRID headers
+const bit<32> ETHERNET_BYTES = 14;
+const bit<8>  FRESH_TTL = 64;
+const bit<16> IPV4_DONT_FRAGMENT = 0x4000;
+const bit<8>  IPV4_VERSION_IHL = 0x45;   // version 4, no options
+const bit<8>  GRID_FLAGS_KNOWN = 0x1F;
+// What a copy keeps of its contributions' flags (aggregation::Contribute).
+const bit<8>  GRID_KEPT_FLAGS = GRID_FLAG_CONGESTION | GRID_FLAG_OVERFLOW;
+const bit<16> GRID_MAX_ELEMENTS = 1024;
+const bit<32> REPLICATION = 5;           // standard_metadata.instance_type of a multicast copy
 
-parser GridV1Parser(packet_in pkt, out headers_t hdr, inout grid_meta_t meta,
+struct meta_t {
+    bit<32> token;
+    bit<1>  aggregate;       // this switch aggregates the job
+    bit<16> fan_in;
+    bit<32> slot_base;
+    bit<32> slots;
+    bit<9>  root_port;
+    bit<32> root_ip;
+    bit<48> root_mac;
+    bit<16> root_node;
+    bit<16> root_fan_in;
+    bit<16> to_root_label;
+    bit<16> mcast_group;
+    bit<1>  member;          // the rank is a member here
+    bit<32> member_bit;      // 1 << its bit
+    bit<9>  member_port;
+    bit<32> member_ip;
+    bit<48> member_mac;
+    bit<16> result_label;
+}
+
+parser GridV1Parser(packet_in pkt, out headers_t hdr, inout meta_t meta,
                     inout standard_metadata_t std) {
     GridParser() grid_parser;
     state start {
-        grid_parser.apply(pkt, hdr, meta);
+        grid_parser.apply(pkt, hdr);
         transition accept;
     }
 }
 
-control GridVerify(inout headers_t hdr, inout grid_meta_t meta) {
+control GridVerify(inout headers_t hdr, inout meta_t meta) {
     apply {
         verify_checksum(hdr.ipv4.isValid(),
             { hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length, hdr.ipv4.identification,
@@ -54,14 +73,14 @@ control GridVerify(inout headers_t hdr, inout grid_meta_t meta) {
     }
 }
 
-control GridIngress(inout headers_t hdr, inout grid_meta_t meta, inout standard_metadata_t std) {
-    counter(16, CounterType.packets) drops;
+control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t std) {
+    counter(GRID_DROP_REASONS, CounterType.packets) drops;
 
-    // Per copy: chunk identity, contributor bitmap, count, state, exponents.
+    // Per copy: the chunk it holds, its contributor bitmap, count and state.
     register<bit<32>>(GRID_COPIES) copy_op;
     register<bit<32>>(GRID_COPIES) copy_chunk;
     register<bit<32>>(GRID_COPIES) copy_bitmap;
-    register<bit<16>>(GRID_COPIES) copy_count;
+    register<bit<32>>(GRID_COPIES) copy_count;
     register<bit<1>>(GRID_COPIES)  copy_complete;
     register<bit<8>>(GRID_COPIES)  copy_exponent;
     register<bit<8>>(GRID_COPIES)  copy_next_exponent;
@@ -72,15 +91,6 @@ control GridIngress(inout headers_t hdr, inout grid_meta_t meta, inout standard_
     bit<16> node_id = 0;
     bit<32> switch_ip = 0;
     bit<48> switch_mac = 0;
-    bit<16> result_label = 0;
-    bit<9>  member_port = 0;
-    bit<32> member_ip = 0;
-    bit<48> member_mac = 0;
-
-    action drop_with(bit<32> reason) {
-        drops.count(reason);
-        mark_to_drop(std);
-    }
 
     action set_identity(bit<16> id, bit<32> ip, bit<48> mac) {
         node_id = id;
@@ -98,7 +108,7 @@ control GridIngress(inout headers_t hdr, inout grid_meta_t meta, inout standard_
         hdr.ethernet.dst = mac;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
     }
-    action no_route() { drop_with(DROP_NO_ROUTE); }
+    action no_route() {}
     table label_route {
         key = { hdr.grid.path: exact; }
         actions = { set_nhop; no_route; }
@@ -130,23 +140,20 @@ control GridIngress(inout headers_t hdr, inout grid_meta_t meta, inout standard_
         meta.to_root_label = to_root_label;
         meta.mcast_group = mcast_group;
     }
-    action unknown_job() { drop_with(DROP_UNKNOWN_JOB); }
+    action unknown_job() {}
     table job {
         key = { hdr.grid.job_id: exact; }
         actions = { job_only; job_aggregate; unknown_job; }
         default_action = unknown_job();
     }
 
-    // bit_index is bit_mask's position; the Tofino program indexes by it,
-    // BMv2 needs only the mask.
-    action set_member(bit<32> bit_mask, bit<8> bit_index, bit<9> port, bit<32> ip, bit<48> mac,
-                      bit<16> label) {
+    action set_member(bit<8> bit_index, bit<9> port, bit<32> ip, bit<48> mac, bit<16> label) {
         meta.member = 1;
-        meta.member_bit = bit_mask;
-        member_port = port;
-        member_ip = ip;
-        member_mac = mac;
-        result_label = label;
+        meta.member_bit = (bit<32>)1 << bit_index;
+        meta.member_port = port;
+        meta.member_ip = ip;
+        meta.member_mac = mac;
+        meta.result_label = label;
     }
     action not_member() { meta.member = 0; }
     table member {
@@ -155,182 +162,262 @@ control GridIngress(inout headers_t hdr, inout grid_meta_t meta, inout standard_
         default_action = not_member();
     }
 
-    // The sums of the copy go out as a PARTIAL to the root.
-    action to_partial(bit<16> requester) {
+    // The addressing of a packet the switch makes (wire.h WriteFrameHeaders):
+    // fresh IPv4 fields, GRID's source port, no UDP checksum.
+    action readdress_made(bit<32> dst_ip, bit<48> dst_mac, bit<9> port) {
+        hdr.ethernet.src = switch_mac;
+        hdr.ethernet.dst = dst_mac;
+        hdr.ipv4.tos = 0;
+        hdr.ipv4.identification = 0;
+        hdr.ipv4.flags_fragment = IPV4_DONT_FRAGMENT;
+        hdr.ipv4.ttl = FRESH_TTL;
+        hdr.ipv4.src = switch_ip;
+        hdr.ipv4.dst = dst_ip;
+        hdr.udp.src_port = GRID_UDP_PORT_BASE;
+        hdr.udp.checksum = 0;
+        std.egress_spec = port;
+    }
+
+    // The copy's sums leave as a PARTIAL to the root (sw EmitPartial).
+    action to_partial(bit<16> requester, bit<8> flags, bit<8> exponent, bit<8> next_exponent) {
+        readdress_made(meta.root_ip, meta.root_mac, meta.root_port);
         hdr.grid.type = GRID_TYPE_PARTIAL;
+        hdr.grid.flags = flags;
         hdr.grid.rank = requester;
         hdr.grid.agg_node = meta.root_node;
         hdr.grid.path = meta.to_root_label;
         hdr.grid.next_path = 0;
         hdr.grid.fan_in = meta.root_fan_in;
-        hdr.ipv4.src = switch_ip;
-        hdr.ipv4.dst = meta.root_ip;
-        hdr.ipv4.ttl = 64;
-        hdr.ethernet.src = switch_mac;
-        hdr.ethernet.dst = meta.root_mac;
-        std.egress_spec = meta.root_port;
+        hdr.grid.job_token = meta.token;
+        hdr.grid.exponent = exponent;
+        hdr.grid.next_exponent = next_exponent;
     }
 
     apply {
         identity.apply();
-        if (!hdr.grid.isValid()) {
-            // Not GRID: plain IPv4 forwarding, or nothing.
-            if (hdr.ipv4.isValid()) { ip_route.apply(); } else { drop_with(DROP_NO_ROUTE); }
-            return;
-        }
-        // The codec's field checks (wire.h ParseFrame).
-        bool needs_payload = hdr.grid.type == GRID_TYPE_DATA || hdr.grid.type == GRID_TYPE_PARTIAL ||
-                             hdr.grid.type == GRID_TYPE_RESULT;
-        if (hdr.grid.version != GRID_VERSION || hdr.grid.reserved != 0 || hdr.grid.type == 0 ||
-            hdr.grid.type > GRID_TYPE_CONTROL || (hdr.grid.flags & 0xE0) != 0 ||
-            hdr.grid.num_elements > 1024 ||
-            (needs_payload && (hdr.grid.num_elements == 0 || hdr.grid.fan_in == 0)) ||
-            hdr.udp.length != 42 + (hdr.grid.num_elements << 2)) {
-            drop_with(DROP_MALFORMED);
-            return;
-        }
-        if (!job.apply().hit) { return; }
-        if (hdr.grid.job_token != meta.token) { drop_with(DROP_BAD_TOKEN); return; }
-        if (hdr.grid.agg_node != node_id) {
-            label_route.apply();
-            return;
-        }
-        if (meta.aggregate == 0 ||
-            (hdr.grid.type != GRID_TYPE_DATA && hdr.grid.type != GRID_TYPE_RESULT)) {
-            drop_with(DROP_NOT_FOR_US);
-            return;
-        }
-        member.apply();
-        if (hdr.grid.type == GRID_TYPE_RESULT) {
-            // To every member through the job's multicast group (the egress
-            // readdresses each replica), or to the one rank that asked.
-            if (hdr.grid.rank == GRID_ALL_RANKS) {
-                std.mcast_grp = meta.mcast_group;
-            } else if (meta.member == 1) {
-                hdr.ipv4.src = switch_ip;
-                hdr.ipv4.dst = member_ip;
-                hdr.ipv4.ttl = 64;
-                hdr.ethernet.src = switch_mac;
-                hdr.ethernet.dst = member_mac;
-                hdr.grid.path = result_label;
-                std.egress_spec = member_port;
-            } else {
-                drop_with(DROP_NOT_MEMBER);
-            }
-            return;
-        }
-        // DATA for this switch: aggregate.
-        if (meta.member == 0) { drop_with(DROP_NOT_MEMBER); return; }
-        if (hdr.grid.fan_in != meta.fan_in) { drop_with(DROP_BAD_FAN_IN); return; }
-        if ((bit<32>)hdr.grid.slot >= meta.slots) { drop_with(DROP_BAD_SLOT); return; }
-        if (hdr.grid.num_elements != GRID_ELEMENTS || !hdr.payload.isValid()) {
-            drop_with(DROP_BAD_LENGTH);
-            return;
-        }
-        bit<32> copy = (bit<32>)((hdr.grid.flags & GRID_FLAG_COPY) >> 3);
-        meta.copy_index = ((meta.slot_base + (bit<32>)hdr.grid.slot) << 1) + copy;
-        bit<32> op; bit<32> chunk; bit<32> bitmap; bit<16> count; bit<1> complete;
-        bit<8> exponent; bit<8> next_exponent; bit<8> flags;
-        copy_op.read(op, meta.copy_index);
-        copy_chunk.read(chunk, meta.copy_index);
-        copy_bitmap.read(bitmap, meta.copy_index);
-        copy_count.read(count, meta.copy_index);
-        copy_complete.read(complete, meta.copy_index);
-        copy_exponent.read(exponent, meta.copy_index);
-        copy_next_exponent.read(next_exponent, meta.copy_index);
-        copy_flags.read(flags, meta.copy_index);
+        bit<32> reason = 0;           // a drop reason (drops.p4), or 0
+        bool signal = false;          // a collision: the packet returns as a SIGNAL
+        bool consumed = false;        // added into a copy that is not yet complete
 
-        // Serial-number order of (op_seq, chunk): newer, same or older.
-        bit<32> op_delta = hdr.grid.op_seq - op;
-        bool newer = count == 0 || (op_delta != 0 && op_delta[31:31] == 0) ||
-                     (op_delta == 0 && hdr.grid.chunk > chunk);
-        bool older = !newer && (op_delta[31:31] == 1 || (op_delta == 0 && hdr.grid.chunk < chunk));
-        if (older) { drop_with(DROP_STALE); return; }
-        if (newer && count != 0 && complete == 0) {
-            // Collision: the copy is mid-aggregation with another chunk. The
-            // packet turns into a SIGNAL back to its sender.
-            drops.count(DROP_COLLISION);
+        if (!hdr.ipv4.isValid()) {
+            reason = DROP_NO_ROUTE;
+        } else if (!hdr.udp.isValid() ||
+                   (hdr.udp.dst_port & GRID_UDP_PORT_MASK) != GRID_UDP_PORT_BASE) {
+            // Not GRID: a router's checks, then plain IPv4 forwarding.
+            if (hdr.ipv4.version_ihl[7:4] != 4) {
+                reason = DROP_IPV4_VERSION;
+            } else if (hdr.ipv4.version_ihl != IPV4_VERSION_IHL) {
+                reason = DROP_IPV4_IHL;
+            } else if (std.checksum_error == 1) {
+                reason = DROP_IPV4_CHECKSUM;
+            } else if (hdr.ipv4.ttl <= 1) {
+                reason = DROP_TTL_EXPIRED;
+            } else if (!ip_route.apply().hit) {
+                reason = DROP_NO_ROUTE;
+            }
+        } else if (!hdr.grid.isValid()) {
+            reason = DROP_FRAME_LENGTH;
+        } else {
+            // The codec's checks, in wire::ParseFrame's order.
+            bool needs_payload = hdr.grid.type == GRID_TYPE_DATA ||
+                                 hdr.grid.type == GRID_TYPE_PARTIAL ||
+                                 hdr.grid.type == GRID_TYPE_RESULT;
+            bit<32> frame_bytes = (bit<32>)hdr.ipv4.total_length + ETHERNET_BYTES;
+            bit<16> payload_bytes = hdr.ipv4.total_length - IPV4_UDP_GRID_BYTES;
+            if (hdr.ipv4.version_ihl[7:4] != 4) {
+                reason = DROP_IPV4_VERSION;
+            } else if (hdr.ipv4.version_ihl != IPV4_VERSION_IHL) {
+                reason = DROP_IPV4_IHL;
+            } else if (hdr.ipv4.total_length < IPV4_UDP_GRID_BYTES) {
+                reason = DROP_IPV4_TOTAL_LENGTH;
+            } else if (frame_bytes > std.packet_length) {
+                reason = DROP_FRAME_LENGTH;
+            } else if (hdr.ipv4.flags_fragment[13:0] != 0) {
+                reason = DROP_IPV4_FLAGS_FRAGMENT;
+            } else if (std.checksum_error == 1) {
+                reason = DROP_IPV4_CHECKSUM;
+            } else if (hdr.udp.length != hdr.ipv4.total_length - 20) {
+                reason = DROP_UDP_LENGTH;
+            } else if (hdr.grid.version != GRID_VERSION) {
+                reason = DROP_GRID_VERSION;
+            } else if (hdr.grid.reserved != 0) {
+                reason = DROP_GRID_RESERVED;
+            } else if (hdr.grid.type < GRID_TYPE_DATA || hdr.grid.type > GRID_TYPE_CONTROL) {
+                reason = DROP_GRID_TYPE;
+            } else if ((hdr.grid.flags & ~GRID_FLAGS_KNOWN) != 0) {
+                reason = DROP_GRID_FLAGS;
+            } else if (hdr.grid.num_elements > GRID_MAX_ELEMENTS ||
+                       (hdr.grid.num_elements == 0 && needs_payload)) {
+                reason = DROP_GRID_NUM_ELEMENTS;
+            } else if (hdr.grid.fan_in == 0 && needs_payload) {
+                reason = DROP_GRID_FAN_IN;
+            } else if (payload_bytes != hdr.grid.num_elements << 2) {
+                reason = DROP_GRID_PAYLOAD;
+            } else if (!job.apply().hit) {
+                reason = DROP_UNKNOWN_JOB;
+            } else if (hdr.grid.job_token != meta.token) {
+                reason = DROP_BAD_TOKEN;
+            } else if (hdr.grid.agg_node != node_id) {
+                // Passing through: forward along the plan's path.
+                if (hdr.ipv4.ttl <= 1) {
+                    reason = DROP_TTL_EXPIRED;
+                } else if (!label_route.apply().hit) {
+                    reason = DROP_NO_ROUTE;
+                } else {
+                    hdr.udp.checksum = 0;
+                }
+            } else if (meta.aggregate == 0 ||
+                       (hdr.grid.type != GRID_TYPE_DATA && hdr.grid.type != GRID_TYPE_RESULT)) {
+                reason = DROP_NOT_FOR_US;
+            } else {
+                member.apply();
+                if (hdr.grid.type == GRID_TYPE_RESULT) {
+                    if (hdr.grid.rank == GRID_ALL_RANKS) {
+                        // To every member: the job's multicast group; the
+                        // egress readdresses each replica.
+                        std.mcast_grp = meta.mcast_group;
+                        hdr.udp.checksum = 0;
+                    } else if (meta.member == 1) {
+                        // To the one rank that asked.
+                        hdr.ethernet.src = switch_mac;
+                        hdr.ethernet.dst = meta.member_mac;
+                        hdr.ipv4.ttl = FRESH_TTL;
+                        hdr.ipv4.src = switch_ip;
+                        hdr.ipv4.dst = meta.member_ip;
+                        hdr.udp.checksum = 0;
+                        hdr.grid.path = meta.result_label;
+                        std.egress_spec = meta.member_port;
+                    } else {
+                        reason = DROP_NOT_MEMBER;
+                    }
+                } else if (meta.member == 0) {
+                    reason = DROP_NOT_MEMBER;
+                } else if (hdr.grid.fan_in != meta.fan_in) {
+                    reason = DROP_BAD_FAN_IN;
+                } else if ((bit<32>)hdr.grid.slot >= meta.slots) {
+                    reason = DROP_BAD_SLOT;
+                } else if (!hdr.payload.isValid()) {
+                    // Every chunk carries the job's GRID_ELEMENTS elements.
+                    reason = DROP_BAD_LENGTH;
+                } else {
+                    // aggregation::Contribute, on this copy.
+                    bit<32> index = ((meta.slot_base + (bit<32>)hdr.grid.slot) << 1) |
+                                    (bit<32>)hdr.grid.flags[3:3];
+                    bit<32> op; bit<32> chunk; bit<32> bitmap; bit<32> count; bit<1> complete;
+                    bit<8> exponent; bit<8> next_exponent; bit<8> flags;
+                    copy_op.read(op, index);
+                    copy_chunk.read(chunk, index);
+                    copy_bitmap.read(bitmap, index);
+                    copy_count.read(count, index);
+                    copy_complete.read(complete, index);
+                    copy_exponent.read(exponent, index);
+                    copy_next_exponent.read(next_exponent, index);
+                    copy_flags.read(flags, index);
+
+                    // (op_seq, chunk): op_seq in serial-number order, then chunk.
+                    bit<32> op_delta = hdr.grid.op_seq - op;
+                    bool newer = count == 0 || (op_delta != 0 && op_delta[31:31] == 0) ||
+                                 (op_delta == 0 && hdr.grid.chunk > chunk);
+                    bool older = !newer && op_delta != 0 ||
+                                 (op_delta == 0 && hdr.grid.chunk < chunk);
+                    bool added = false;
+                    if (older) {
+                        reason = DROP_STALE;
+                    } else if (newer && count != 0 && complete == 0) {
+                        reason = DROP_COLLISION;
+                        signal = true;
+                    } else if (newer) {
+                        // The first contribution overwrites the copy.
+                        op = hdr.grid.op_seq;
+                        chunk = hdr.grid.chunk;
+                        bitmap = meta.member_bit;
+                        count = 1;
+                        exponent = hdr.grid.exponent;
+                        next_exponent = hdr.grid.next_exponent;
+                        flags = hdr.grid.flags & GRID_KEPT_FLAGS;
+#define WRITE_PAIR(i) v##i##_lo.write(index, hdr.payload.e##i##_lo); \
+                      v##i##_hi.write(index, hdr.payload.e##i##_hi);
+                        FOR_PAIRS(WRITE_PAIR)
+                        added = true;
+                    } else if ((bitmap & meta.member_bit) != 0) {
+                        if (complete == 1) {
+                            // A retransmission into a complete copy: the
+                            // partial again, naming the rank that asked.
+#define READ_PAIR(i) v##i##_lo.read(hdr.payload.e##i##_lo, index); \
+                     v##i##_hi.read(hdr.payload.e##i##_hi, index);
+                            FOR_PAIRS(READ_PAIR)
+                            to_partial(hdr.grid.rank,
+                                       (hdr.grid.flags & GRID_FLAG_COPY) | flags |
+                                           GRID_FLAG_RETRANSMIT,
+                                       exponent, next_exponent);
+                        } else {
+                            reason = DROP_DUPLICATE;
+                        }
+                    } else {
+                        // Add (int32, wrapping); a wrap sets OVERFLOW. Signed
+                        // a + b = s wraps when a and b share a sign s lacks.
+                        bit<32> wrapped = 0;
+#define ADD_ONE(reg, field) { bit<32> a; reg.read(a, index); \
+                              bit<32> s = a + hdr.payload.field; \
+                              wrapped = wrapped | ((a ^ s) & (hdr.payload.field ^ s)); \
+                              hdr.payload.field = s; reg.write(index, s); }
+#define ADD_PAIR(i) ADD_ONE(v##i##_lo, e##i##_lo) ADD_ONE(v##i##_hi, e##i##_hi)
+                        FOR_PAIRS(ADD_PAIR)
+                        bitmap = bitmap | meta.member_bit;
+                        count = count + 1;
+                        if (hdr.grid.exponent > exponent) { exponent = hdr.grid.exponent; }
+                        if (hdr.grid.next_exponent > next_exponent) {
+                            next_exponent = hdr.grid.next_exponent;
+                        }
+                        flags = flags | (hdr.grid.flags & GRID_KEPT_FLAGS);
+                        if (wrapped[31:31] == 1) { flags = flags | GRID_FLAG_OVERFLOW; }
+                        added = true;
+                    }
+                    if (added) {
+                        complete = count == (bit<32>)meta.fan_in ? (bit<1>)1 : (bit<1>)0;
+                        copy_op.write(index, op);
+                        copy_chunk.write(index, chunk);
+                        copy_bitmap.write(index, bitmap);
+                        copy_count.write(index, count);
+                        copy_complete.write(index, complete);
+                        copy_exponent.write(index, exponent);
+                        copy_next_exponent.write(index, next_exponent);
+                        copy_flags.write(index, flags);
+                        if (complete == 1) {
+                            // The payload holds the sums: it leaves as the partial.
+                            to_partial(GRID_ALL_RANKS, (hdr.grid.flags & GRID_FLAG_COPY) | flags,
+                                       exponent, next_exponent);
+                        } else {
+                            consumed = true;
+                        }
+                    }
+                }
+            }
+        }
+
+        if (reason != 0) { drops.count(reason); }
+        if (signal) {
+            // The colliding DATA returns to its sender as a SIGNAL (sw Signal).
+            readdress_made(meta.member_ip, meta.member_mac, meta.member_port);
+            hdr.ipv4.total_length = IPV4_UDP_GRID_BYTES;
+            hdr.udp.length = UDP_GRID_BYTES;
             hdr.grid.type = GRID_TYPE_SIGNAL;
             hdr.grid.flags = GRID_FLAG_COLLISION | (hdr.grid.flags & GRID_FLAG_COPY);
+            hdr.grid.job_token = meta.token;
             hdr.grid.agg_node = node_id;
-            hdr.grid.path = result_label;
+            hdr.grid.path = meta.result_label;
+            hdr.grid.next_path = 0;
+            hdr.grid.exponent = 0;
+            hdr.grid.next_exponent = 0;
             hdr.grid.num_elements = 0;
             hdr.payload.setInvalid();
-            hdr.udp.length = 42;
-            hdr.ipv4.total_length = 62;
-            hdr.ipv4.dst = hdr.ipv4.src;
-            hdr.ipv4.src = switch_ip;
-            hdr.ipv4.ttl = 64;
-            hdr.ethernet.src = switch_mac;
-            hdr.ethernet.dst = member_mac;
-            std.egress_spec = member_port;
-            return;
-        }
-        if (newer) {
-            // The first contribution overwrites the copy.
-            op = hdr.grid.op_seq;
-            chunk = hdr.grid.chunk;
-            bitmap = meta.member_bit;
-            count = 1;
-            exponent = hdr.grid.exponent;
-            next_exponent = hdr.grid.next_exponent;
-            flags = hdr.grid.flags & GRID_FLAG_CONGESTION;
-#define WRITE_PAIR(i) v##i##_lo.write(meta.copy_index, hdr.payload.e##i##_lo); \
-                      v##i##_hi.write(meta.copy_index, hdr.payload.e##i##_hi);
-            FOR_PAIRS(WRITE_PAIR)
-        } else if ((bitmap & meta.member_bit) != 0) {
-            if (complete == 1) {
-                // A retransmission into a complete copy: the partial again,
-                // naming the rank that asked.
-#define READ_PAIR(i) v##i##_lo.read(hdr.payload.e##i##_lo, meta.copy_index); \
-                     v##i##_hi.read(hdr.payload.e##i##_hi, meta.copy_index);
-                FOR_PAIRS(READ_PAIR)
-                hdr.grid.flags = (hdr.grid.flags & GRID_FLAG_COPY) | flags | GRID_FLAG_RETRANSMIT;
-                hdr.grid.exponent = exponent;
-                hdr.grid.next_exponent = next_exponent;
-                to_partial(hdr.grid.rank);
-            } else {
-                drop_with(DROP_DUPLICATE);
-            }
-            return;
-        } else {
-            // Add (int32, wrapping). Overflow detection is left to the
-            // software switch on this target (see docs/switch.md).
-#define ADD_PAIR(i) { bit<32> lo; bit<32> hi; v##i##_lo.read(lo, meta.copy_index); \
-                      v##i##_hi.read(hi, meta.copy_index); \
-                      hdr.payload.e##i##_lo = lo + hdr.payload.e##i##_lo; \
-                      hdr.payload.e##i##_hi = hi + hdr.payload.e##i##_hi; \
-                      v##i##_lo.write(meta.copy_index, hdr.payload.e##i##_lo); \
-                      v##i##_hi.write(meta.copy_index, hdr.payload.e##i##_hi); }
-            FOR_PAIRS(ADD_PAIR)
-            bitmap = bitmap | meta.member_bit;
-            count = count + 1;
-            if (hdr.grid.exponent > exponent) { exponent = hdr.grid.exponent; }
-            if (hdr.grid.next_exponent > next_exponent) { next_exponent = hdr.grid.next_exponent; }
-            flags = flags | (hdr.grid.flags & GRID_FLAG_CONGESTION);
-        }
-        complete = count == meta.fan_in ? (bit<1>)1 : (bit<1>)0;
-        copy_op.write(meta.copy_index, op);
-        copy_chunk.write(meta.copy_index, chunk);
-        copy_bitmap.write(meta.copy_index, bitmap);
-        copy_count.write(meta.copy_index, count);
-        copy_complete.write(meta.copy_index, complete);
-        copy_exponent.write(meta.copy_index, exponent);
-        copy_next_exponent.write(meta.copy_index, next_exponent);
-        copy_flags.write(meta.copy_index, flags);
-        if (complete == 1) {
-            // The payload now holds the sums: it leaves as the partial.
-            hdr.grid.flags = (hdr.grid.flags & GRID_FLAG_COPY) | flags;
-            hdr.grid.exponent = exponent;
-            hdr.grid.next_exponent = next_exponent;
-            to_partial(GRID_ALL_RANKS);
-        } else {
-            mark_to_drop(std);  // consumed into the copy
+        } else if (reason != 0 || consumed) {
+            mark_to_drop(std);
         }
     }
 }
 
-control GridEgress(inout headers_t hdr, inout grid_meta_t meta, inout standard_metadata_t std) {
+control GridEgress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t std) {
     bit<32> switch_ip = 0;
     bit<48> switch_mac = 0;
     bit<19> congestion_threshold = 64;
@@ -352,7 +439,7 @@ control GridEgress(inout headers_t hdr, inout grid_meta_t meta, inout standard_m
         hdr.grid.path = label;
         hdr.ipv4.src = switch_ip;
         hdr.ipv4.dst = ip;
-        hdr.ipv4.ttl = 64;
+        hdr.ipv4.ttl = FRESH_TTL;
         hdr.ethernet.src = switch_mac;
         hdr.ethernet.dst = mac;
     }
@@ -364,14 +451,18 @@ control GridEgress(inout headers_t hdr, inout grid_meta_t meta, inout standard_m
 
     apply {
         egress_identity.apply();
-        if (std.instance_type == 5 /* replication */ && hdr.grid.isValid()) { replica.apply(); }
-        if (hdr.grid.isValid() && std.enq_qdepth > congestion_threshold) {
-            hdr.grid.flags = hdr.grid.flags | GRID_FLAG_CONGESTION;
+        if (hdr.grid.isValid()) {
+            if (std.instance_type == REPLICATION) { replica.apply(); }
+            if (hdr.grid.type != GRID_TYPE_SIGNAL && std.enq_qdepth > congestion_threshold) {
+                hdr.grid.flags = hdr.grid.flags | GRID_FLAG_CONGESTION;
+            }
+            // A GRID frame is its IPv4 packet: Ethernet padding goes.
+            truncate((bit<32>)hdr.ipv4.total_length + ETHERNET_BYTES);
         }
     }
 }
 
-control GridComputeChecksum(inout headers_t hdr, inout grid_meta_t meta) {
+control GridComputeChecksum(inout headers_t hdr, inout meta_t meta) {
     apply {
         update_checksum(hdr.ipv4.isValid(),
             { hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_length, hdr.ipv4.identification,

@@ -133,6 +133,27 @@ TEST(P4Headers, PayloadIsSixtyFourElements) {
   for (size_t i = 0; i < pairs.size(); ++i) EXPECT_EQ(pairs[i], static_cast<int>(i));
 }
 
+// The drop reasons both programs count by (p4/include/drops.p4) are
+// sw::Drop's numbers and names, so the P4 and C++ counters compare one to one.
+TEST(P4Headers, DropReasonsMatchTheSwitch) {
+  const std::string src = ReadSource("p4/include/drops.p4");
+  const std::regex constant("const bit<32> DROP_(\\w+)\\s*=\\s*(\\d+);");
+  int found = 0;
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), constant);
+       it != std::sregex_iterator(); ++it) {
+    const int reason = std::stoi((*it)[2]);
+    std::string name = grid::sw::DropName(reason);
+    for (char& c : name) c = c == '.' ? '_' : static_cast<char>(std::toupper(c));
+    EXPECT_EQ((*it)[1], name) << "reason " << reason;
+    ++found;
+  }
+  // All but the three reasons that keep a packet from being classified GRID.
+  EXPECT_EQ(found, grid::sw::kNumDrops - 1 - 3);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(src, m, std::regex("#define GRID_DROP_REASONS (\\d+)")));
+  EXPECT_EQ(std::stoi(m[1]), grid::sw::kNumDrops);
+}
+
 // The parameter names of `action NAME(...)` in a P4 source, in order.
 std::vector<std::string> P4ActionParams(const std::string& source, const std::string& name) {
   std::smatch m;
