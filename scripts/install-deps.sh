@@ -13,8 +13,17 @@ packages=(
   nlohmann-json3-dev                     # topology and plan files
   libibverbs-dev                         # the optional RDMA transport
   gnuplot-nox                            # grid-sim plots
-  iproute2                               # veth pairs for the af_packet test
+  iproute2                               # veth pairs for the af_packet test and netns fabrics
+  nftables                               # link loss on netns fabrics (no netem in these kernels)
+  cpp                                    # the P4 compile tests preprocess with it
 )
+# The P4 toolchain, where it is at hand (../shared/p4tools, or P4TOOLS=DIR):
+# the Debian runtime packages its p4c and BMv2 binaries need.
+p4tools=${P4TOOLS:-$(dirname "$0")/../../shared/p4tools}
+if [ -f "$p4tools/bmv2-runtime-packages.txt" ]; then
+  mapfile -t p4_packages < <(grep -v '^\s*$' "$p4tools/bmv2-runtime-packages.txt")
+  packages+=("${p4_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,13 +4,13 @@
 //   grid/switch/<name>        each switch's table file (grid-switch/1)
 //   grid/root                 the root's config (grid-root/1)
 //   grid/worker/<rank>        each worker's config (grid-worker/1)
-// With --udp-base-port (kernel UDP) or --memif-dir (DPDK memif), the fabric
-// is emulated on one host:
-//   grid/transport/<rank>, grid/root-transport   transport specs
-//   grid/switch-ports/<name>  grid-switch's arguments but --config, one per
-//                             line (--udp-port flags, or EAL arguments)
-// With --serve=PORT it hosts the store over TCP and keeps running (until
-// SIGINT/SIGTERM); with --store=file:DIR it writes and exits.
+// An emulated fabric on one host adds the transports and wiring
+// (tools/emulation.h): --udp-base-port (kernel UDP links), --memif-dir (DPDK
+// memif) or --netns (network namespaces and veth pairs). With --switch=bmv2
+// the switches are simple_switch running p4/v1model/grid.p4, and the
+// controller loads their tables through simple_switch_CLI. With --serve=PORT
+// it hosts the store over TCP and keeps running (until SIGINT/SIGTERM); with
+// --store=file:DIR it writes and exits.
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -18,188 +18,157 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "grid/control.h"
 #include "grid/planner.h"
 #include "grid/store.h"
 #include "grid/switch.h"
 #include "grid/topology.h"
+#include "tools/emulation.h"
 #include "tools/flags.h"
 
 namespace {
 
+using namespace grid;
+
 constexpr char kUsage[] =
     "usage: grid-controller --topology=SPEC|FILE --workers=N (--store=file:DIR | --serve=PORT)\n"
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
-    "                       [--slots=256] [--elements=64] [--udp-base-port=P] [--host=127.0.0.1]\n"
+    "                       [--slots=256] [--elements=64] [--switch=grid|bmv2]\n"
+    "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
+    "                       [--netns=PREFIX [--host-transport=udp|af_packet]]\n"
     "                       [--link-impairment=loss=P,dup=P,reorder=P] [--link-gbps=G]\n"
+    "                       [--bmv2-thrift-base=9090] [--bmv2-cli=simple_switch_CLI]\n"
+    "                       [--bmv2-wait-s=60]\n"
     "Plans the job and publishes the switch tables, the root's and every worker's config.\n";
 
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace grid;
-  const tools::Flags flags("grid-controller", argc, argv,
-                           {"topology", "workers", "store", "serve", "planner", "root", "seed",
-                            "job-id", "token", "slots", "elements", "udp-base-port", "host",
-                            "link-impairment", "memif-dir", "eal-memory-mb", "link-gbps"},
-                           kUsage);
-  auto topo = topology::LoadTopology(flags.Required("topology"));
-  if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
-  const int workers = static_cast<int>(flags.Int("workers", 0, 1, 65535));
-  if (!flags.Get("workers")) flags.Fail("--workers is required");
-  auto job = planner::MakeJob(*topo, workers, flags.Get("root"),
-                              static_cast<uint64_t>(flags.Int("seed", 1, 0, 1ll << 40)));
-  if (!job.ok()) flags.Fail(std::string(job.status().message()));
-  auto created = planner::PlannerRegistry::WithBuiltins().Create(flags.String("planner", "grid"));
-  if (!created.ok()) flags.Fail(std::string(created.status().message()));
-  auto plan = (*created)->Plan(*topo, *job);
-  if (!plan.ok()) flags.Fail(std::string(plan.status().message()));
-
+// The planned job and everything built from it.
+struct Job {
+  topology::Topology topology;
+  planner::Plan plan;
   control::JobParams params;
-  params.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
-  params.token = static_cast<uint32_t>(flags.Int("token", 0x6a1d, 0, 0xffffffffll));
-  params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
-  params.elements =
-      static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
-  auto switches = control::BuildSwitchConfigs(*topo, *plan, params);
-  if (!switches.ok()) flags.Fail(std::string(switches.status().message()));
-  auto worker_configs = control::BuildWorkerConfigs(*topo, *plan, params);
-  if (!worker_configs.ok()) flags.Fail(std::string(worker_configs.status().message()));
-  auto root = control::BuildRootConfig(*topo, *plan, params);
-  if (!root.ok()) flags.Fail(std::string(root.status().message()));
+  std::map<topology::NodeId, sw::SwitchConfig> switches;
+  std::vector<control::WorkerConfig> workers;
+  control::RootConfig root;
+};
 
-  std::unique_ptr<StoreServer> server;
-  std::string store_spec;
-  if (auto port = flags.Get("serve")) {
-    auto s = ServeTcpStore(static_cast<int>(flags.Int("serve", 0, 0, 65535)));
-    if (!s.ok()) flags.Fail(std::string(s.status().message()));
-    server = *std::move(s);
-    store_spec = absl::StrFormat("tcp:127.0.0.1:%d", server->port());
-  } else {
-    store_spec = flags.Required("store");
-  }
-  auto store = OpenStore(store_spec);
-  if (!store.ok()) flags.Fail(std::string(store.status().message()));
-  // Emulated links: faults on every direction (hosts through their transport
-  // spec, switches through --impair on every port), and a rate limit at
-  // every switch port (so at the fabric's links and the root's ingress).
-  const std::string impair = flags.String("link-impairment", "");
-  std::string switch_impair = impair;
+template <typename T>
+T Check(absl::StatusOr<T> value, const tools::Flags& flags) {
+  if (!value.ok()) flags.Fail(std::string(value.status().message()));
+  return *std::move(value);
+}
+
+Job PlanJob(const tools::Flags& flags) {
+  Job j;
+  j.topology = Check(topology::LoadTopology(flags.Required("topology")), flags);
+  if (!flags.Get("workers")) flags.Fail("--workers is required");
+  const int workers = static_cast<int>(flags.Int("workers", 0, 1, 65535));
+  auto spec = Check(planner::MakeJob(j.topology, workers, flags.Get("root"),
+                                     static_cast<uint64_t>(flags.Int("seed", 1, 0, 1ll << 40))),
+                    flags);
+  auto created = Check(
+      planner::PlannerRegistry::WithBuiltins().Create(flags.String("planner", "grid")), flags);
+  j.plan = Check(created->Plan(j.topology, spec), flags);
+  j.params.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
+  j.params.token = static_cast<uint32_t>(flags.Int("token", 0x6a1d, 0, 0xffffffffll));
+  j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
+  j.params.elements =
+      static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
+  j.switches = Check(control::BuildSwitchConfigs(j.topology, j.plan, j.params), flags);
+  j.workers = Check(control::BuildWorkerConfigs(j.topology, j.plan, j.params), flags);
+  j.root = Check(control::BuildRootConfig(j.topology, j.plan, j.params), flags);
+  return j;
+}
+
+tools::EmulationOptions EmulationOptionsFrom(const tools::Flags& flags) {
+  tools::EmulationOptions o;
+  const std::string kind = flags.String("switch", "grid");
+  if (kind != "grid" && kind != "bmv2") flags.Fail("--switch: grid or bmv2");
+  o.kind = kind == "bmv2" ? tools::SwitchKind::kBmv2 : tools::SwitchKind::kGrid;
+  o.impairment = flags.String("link-impairment", "");
   if (auto gbps = flags.Get("link-gbps")) {
     double g = 0;
     if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");
-    switch_impair += (switch_impair.empty() ? "gbps=" : ",gbps=") + *gbps;
+    o.link_gbps = *gbps;
   }
-  // The emulated fabric's keys go in first: a rank that finds its config
-  // (published last, by PublishJob) finds its transport too.
-  std::vector<std::pair<std::string, std::string>> emulation;
-  auto put = [&](const std::string& key, const std::string& value) {
-    emulation.emplace_back(key, value);
-  };
+  o.eal_memory_mb = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
+  o.bmv2_thrift_base = static_cast<int>(flags.Int("bmv2-thrift-base", 9090, 1, 65000));
+  return o;
+}
 
+// The emulated fabric's keys, if one was asked for.
+tools::Keys Emulation(const tools::Flags& flags, const Job& j, const tools::EmulationOptions& o) {
+  const tools::Fabric fabric{j.topology, j.switches, j.workers, j.root, j.params.job_id};
+  if (o.kind == tools::SwitchKind::kBmv2 && !flags.Get("netns")) {
+    flags.Fail("--switch=bmv2 runs on a --netns fabric");
+  }
   if (flags.Get("udp-base-port")) {
-    // Link i of the topology is two UDP sockets, one per direction's arc.
     const int base = static_cast<int>(flags.Int("udp-base-port", 0, 1024, 65535));
-    const std::string host = flags.String("host", "127.0.0.1");
-    if (base + 2 * static_cast<int>(topo->links().size()) > 65535) {
+    if (base + 2 * static_cast<int>(j.topology.links().size()) > 65535) {
       flags.Fail("--udp-base-port: the topology's links need ports beyond 65535");
     }
-    auto end = [&](topology::NodeId node, size_t port) {
-      // The socket at `node` for its port-th link is base + the arc out of
-      // `node`; the neighbour's is base + the reverse arc.
-      const topology::ArcId arc = topo->neighbors(node)[port].arc;
-      return std::pair{base + arc, base + topology::Topology::Reverse(arc)};
-    };
-    for (const auto& [node, c] : *switches) {
-      std::string lines;
-      for (size_t p = 0; p < topo->neighbors(node).size(); ++p) {
-        const auto [own, peer] = end(node, p);
-        lines += absl::StrFormat("--udp-port=%s:%d@%s:%d\n", host, own, host, peer);
-        if (!switch_impair.empty()) {
-          lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
-        }
-      }
-      put("grid/switch-ports/" + c.name, lines);
-    }
-    auto link_spec = [&](topology::NodeId host_node) {
-      const auto [own, peer] = end(host_node, 0);
-      return absl::StrFormat("udp-link:bind=%s:%d,peer=%s:%d%s%s,seed=%d", host, own, host, peer,
-                             impair.empty() ? "" : ",", impair, own);
-    };
-    for (const control::WorkerConfig& w : *worker_configs) {
-      put(absl::StrFormat("grid/transport/%d", w.rank), link_spec(w.node));
-    }
-    put("grid/root-transport", link_spec(root->node));
+    return tools::UdpEmulation(fabric, o, base, flags.String("host", "127.0.0.1"));
   }
-  if (auto dir = flags.Get("memif-dir")) {
-    // One memif socket per link, DIR/link<i>.sock. A host is always the
-    // client; between switches, the lower node id serves.
-    const int memory = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
-    auto eal = [&](const std::string& prefix) {
-      return std::vector<std::string>{"--no-huge",
-                                      "--no-pci",
-                                      "-m",
-                                      std::to_string(memory),
-                                      "--no-shconf",
-                                      "--no-telemetry",
-                                      "--log-level=error",
-                                      "--lcores=0@(0-1)",
-                                      "--file-prefix=" + prefix};
-    };
-    auto vdev = [&](topology::NodeId node, size_t port, int index) {
-      const topology::Adjacent& adj = topo->neighbors(node)[port];
-      const bool serves =
-          topo->node(node).is_switch() && (!topo->node(adj.node).is_switch() || node < adj.node);
-      return absl::StrFormat(
-          "--vdev=net_memif%d,role=%s,id=0,socket=%s/link%d.sock,socket-abstract=no", index,
-          serves ? "server" : "client", *dir, adj.arc / 2);
-    };
-    for (const auto& [node, c] : *switches) {
-      std::string lines;
-      for (const std::string& a : eal(absl::StrFormat("gs%d-%s", params.job_id, c.name))) {
-        lines += a + "\n";
-      }
-      for (size_t p = 0; p < topo->neighbors(node).size(); ++p) {
-        lines += vdev(node, p, static_cast<int>(p)) + "\n";
-      }
-      lines += "--\n";
-      for (size_t p = 0; !switch_impair.empty() && p < topo->neighbors(node).size(); ++p) {
-        lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
-      }
-      put("grid/switch-ports/" + c.name, lines);
+  if (auto dir = flags.Get("memif-dir")) return tools::MemifEmulation(fabric, o, *dir);
+  if (auto prefix = flags.Get("netns")) {
+    if (prefix->empty() || prefix->size() > 6) flags.Fail("--netns: a prefix of 1 to 6 characters");
+    const std::string transport = flags.String("host-transport", "udp");
+    if (transport != "udp" && transport != "af_packet") {
+      flags.Fail("--host-transport: udp or af_packet");
     }
-    auto host_spec = [&](topology::NodeId host_node, const std::string& prefix) {
-      std::string spec = "dpdk:";
-      for (const std::string& a : eal(prefix)) spec += a + " ";
-      spec += vdev(host_node, 0, 0);
-      if (!impair.empty()) {
-        spec += " --";
-        for (absl::string_view kv : absl::StrSplit(impair, ',')) spec += " " + std::string(kv);
-        spec += absl::StrFormat(" seed=%d", host_node + 1);
-      }
-      return spec;
-    };
-    for (const control::WorkerConfig& w : *worker_configs) {
-      put(absl::StrFormat("grid/transport/%d", w.rank),
-          host_spec(w.node, absl::StrFormat("gw%d-%d", params.job_id, w.rank)));
-    }
-    put("grid/root-transport", host_spec(root->node, absl::StrFormat("gr%d", params.job_id)));
+    return tools::NetnsEmulation(fabric, o, *prefix, transport);
   }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const tools::Flags flags("grid-controller", argc, argv,
+                           {"topology", "workers", "store", "serve", "planner", "root", "seed",
+                            "job-id", "token", "slots", "elements", "udp-base-port", "host",
+                            "link-impairment", "memif-dir", "eal-memory-mb", "link-gbps", "switch",
+                            "netns", "host-transport", "bmv2-thrift-base", "bmv2-cli",
+                            "bmv2-wait-s"},
+                           kUsage);
+  const Job job = PlanJob(flags);
+  const tools::EmulationOptions options = EmulationOptionsFrom(flags);
+  const tools::Keys emulation = Emulation(flags, job, options);
+  std::unique_ptr<StoreServer> server;
+  std::string store_spec = flags.String("store", "");
+  if (flags.Get("serve")) {
+    server = Check(ServeTcpStore(static_cast<int>(flags.Int("serve", 0, 0, 65535))), flags);
+    store_spec = absl::StrFormat("tcp:127.0.0.1:%d", server->port());
+  } else if (store_spec.empty()) {
+    flags.Fail("--store or --serve is required");
+  }
+  auto store = Check(OpenStore(store_spec), flags);
+  // The emulated fabric's keys go in first: a rank that finds its config
+  // (published last, by PublishJob) finds its transport too.
   for (const auto& [key, value] : emulation) {
-    if (absl::Status s = (*store)->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
+    if (absl::Status s = store->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
   }
-  if (absl::Status s = control::PublishJob(*topo, *plan, params, **store); !s.ok()) {
+  if (absl::Status s = control::PublishJob(job.topology, job.plan, job.params, *store); !s.ok()) {
     flags.Fail(std::string(s.message()));
   }
-  std::printf("grid-controller: %s planned %d workers, %zu switches, root %s; published to %s\n",
-              plan->planner.c_str(), workers, switches->size(), topo->node(root->node).name.c_str(),
-              store_spec.c_str());
+  std::printf("grid-controller: %s planned %zu workers, %zu switches, root %s; published to %s\n",
+              job.plan.planner.c_str(), job.workers.size(), job.switches.size(),
+              job.topology.node(job.root.node).name.c_str(), store_spec.c_str());
   std::fflush(stdout);
+  if (options.kind == tools::SwitchKind::kBmv2) {
+    const tools::Fabric fabric{job.topology, job.switches, job.workers, job.root, job.params.job_id};
+    if (absl::Status s = tools::LoadBmv2(fabric, options,
+                                         flags.String("bmv2-cli", "simple_switch_CLI"),
+                                         absl::Seconds(flags.Int("bmv2-wait-s", 60, 1, 3600)));
+        !s.ok()) {
+      flags.Fail(std::string(s.message()));
+    }
+    std::printf("grid-controller: tables loaded into %zu BMv2 switches\n", job.switches.size());
+    std::fflush(stdout);
+  }
   if (server) {
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);

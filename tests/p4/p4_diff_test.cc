@@ -103,6 +103,10 @@ struct Case {
   uint64_t seed;
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.topology << " " << c.planner << " " << c.workers << " workers";
+}
+
 class P4Differential : public ::testing::TestWithParam<Case> {};
 
 TEST_P(P4Differential, SameBytesOutOfTheSamePortsAndTheSameDrops) {

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The paper's testbed with BMv2 switches (docs/switch.md, "P4"): three
+# simple_switch processes running p4/v1model/grid.p4 in a triangle, 8
+# workers and the root each in a network namespace, every link a veth pair.
+# grid-controller plans the job, publishes it and loads every switch's tables
+# through simple_switch_CLI. The hosts use the kernel UDP transport or DPDK's
+# af_packet driver on their veth. One link, the root's, loses LOSS percent of
+# what it carries in each direction. Every result is checked element by
+# element (grid-allreduce-check).
+#
+#   scripts/bmv2_testbed.sh [TOOLS_DIR]
+#   env: PLANNERS ("grid atp"), TRANSPORT (udp | af_packet), COUNT (1000: not a
+#        multiple of 64), ITERATIONS (3), TYPES (int32,float32), LOSS (1),
+#        P4JSON (the compiled program; compiled into the work dir if unset)
+# Needs root, iproute2, nftables and the P4 toolchain on PATH
+# (../shared/p4tools/bin). Prints one line per planner; exits non-zero if any
+# rank failed or any element was wrong.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+tools=$(cd "${1:-build/release/tools}" && pwd)
+planners=${PLANNERS:-"grid atp"}
+transport=${TRANSPORT:-udp}
+count=${COUNT:-1000}
+iterations=${ITERATIONS:-3}
+types=${TYPES:-int32,float32}
+loss=${LOSS:-1}
+. scripts/netns_fabric.sh
+
+for tool in simple_switch simple_switch_CLI ip nft; do
+  command -v "$tool" >/dev/null || { echo "bmv2_testbed: $tool not found" >&2; exit 77; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "bmv2_testbed: needs root for network namespaces" >&2; exit 77; }
+
+work_root=$(mktemp -d /tmp/grid-bmv2.XXXXXX)
+json=${P4JSON:-}
+if [ -z "$json" ]; then
+  json=$work_root/grid.json
+  p4c-bm2-ss -I p4/include -o "$json" p4/v1model/grid.p4 > "$work_root/p4c.log" 2>&1 ||
+    { cat "$work_root/p4c.log"; exit 1; }
+fi
+
+prefix=gb$((RANDOM % 1000))
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  netns_down "$prefix"
+}
+trap cleanup EXIT
+
+field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
+
+failed=0
+echo "BMv2 testbed: 3 simple_switch (triangle), 8 workers, root; $transport hosts;" \
+  "$loss% loss each way on the root's link; $iterations x $count elements of $types"
+for planner in $planners; do
+  work=$work_root/$planner
+  mkdir -p "$work"
+  thrift=$((9100 + RANDOM % 800))
+  job=$((1 + RANDOM % 60000))
+  pids=()
+  "$tools/grid-controller" --topology=testbed --workers=8 --planner="$planner" \
+    --store="file:$work/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
+    --switch=bmv2 --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
+    --bmv2-thrift-base="$thrift" --bmv2-cli="$(command -v simple_switch_CLI)" \
+    > "$work/controller.log" 2>&1 &
+  controller=$!
+  pids+=("$controller")
+  for _ in $(seq 100); do [ -f "$work/store/grid/netns/hosts" ] && break; sleep 0.1; done
+  if ! netns_up "$work/store" "$transport" > "$work/netns.log" 2>&1; then
+    echo "| $planner | fabric failed: $(tail -3 "$work/netns.log") |"
+    failed=1
+    netns_down "$prefix"
+    continue
+  fi
+  for s in $(ls "$work/store/grid/switch"); do
+    mapfile -t args < "$work/store/grid/switch-ports/$s"
+    simple_switch "${args[@]}" "$json" > "$work/switch-$s.log" 2>&1 &
+    pids+=($!)
+  done
+  # The root's link: both of its directions lose packets.
+  root_ns=$(cat "$work/store/grid/netns/root")
+  root_if=$(awk -v ns="$root_ns" '$4 == ns { print $1 }' "$work/store/grid/netns/links")
+  if [ "$loss" != 0 ]; then
+    netns_loss eth0 "$root_ns" "$loss" && netns_loss "$root_if" - "$loss" ||
+      echo "  (could not set loss on $root_if)" >&2
+  fi
+  if ! wait "$controller"; then
+    echo "| $planner | controller failed: $(tail -3 "$work/controller.log") |"
+    failed=1
+    cleanup
+    continue
+  fi
+  ip netns exec "$root_ns" "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
+  pids+=($!)
+  ranks=()
+  for r in $(seq 0 7); do
+    ip netns exec "$(cat "$work/store/grid/netns/rank/$r")" env GRID_RANK="$r" GRID_WORLD_SIZE=8 \
+      GRID_STORE="file:$work/store" GRID_TIMEOUT_MS=60000 \
+      "$tools/grid-allreduce-check" --iterations="$iterations" --count="$count" --types="$types" \
+      > "$work/rank-$r.log" 2>&1 &
+    ranks+=($!)
+  done
+  status=ok
+  for p in "${ranks[@]}"; do wait "$p" || status=failed; done
+  wrong=0 retrans=0 ms=0
+  for r in $(seq 0 7); do
+    log="$work/rank-$r.log"
+    if ! grep -q '"ok":true' "$log"; then
+      status=failed
+      echo "  rank $r: $(tail -c 400 "$log")" >&2
+      continue
+    fi
+    wrong=$((wrong + $(field wrong "$log")))
+    retrans=$((retrans + $(field retransmissions "$log")))
+    ms=$(awk -v a="$ms" -v b="$(field comm_ms_per_iteration "$log")" 'BEGIN { print (b > a) ? b : a }')
+  done
+  cleanup
+  pids=()
+  if [ "$status" != ok ]; then
+    echo "| $planner | FAILED (logs in $work) |"
+    failed=1
+    continue
+  fi
+  printf "| %s | %d iterations, %.1f ms each | %d retransmissions | %d wrong |\n" \
+    "$planner" "$iterations" "$ms" "$retrans" "$wrong"
+  [ "$wrong" -eq 0 ] || failed=1
+done
+[ "$failed" -eq 0 ] && rm -rf "$work_root"
+exit "$failed"

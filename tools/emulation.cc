@@ -1,0 +1,292 @@
+#include "tools/emulation.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+extern char** environ;
+
+namespace grid::tools {
+namespace {
+
+using topology::NodeId;
+
+// Every host's port on an emulated fabric (GRID's first UDP port).
+constexpr int kHostPort = wire::kUdpPortBase;
+
+std::vector<std::string> Eal(int memory_mb, const std::string& prefix) {
+  return {"--no-huge",
+          "--no-pci",
+          "-m",
+          std::to_string(memory_mb),
+          "--no-shconf",
+          "--no-telemetry",
+          "--log-level=error",
+          "--lcores=0@(0-1)",
+          "--file-prefix=" + prefix};
+}
+
+// " -- loss=P dup=P ... seed=N" for a host's DPDK transport.
+std::string DpdkFaults(const std::string& impairment, int seed) {
+  if (impairment.empty()) return "";
+  std::string out = " --";
+  for (absl::string_view kv : absl::StrSplit(impairment, ',')) absl::StrAppend(&out, " ", kv);
+  return absl::StrCat(out, " seed=", seed);
+}
+
+std::string SwitchImpairment(const EmulationOptions& o) {
+  std::string s = o.impairment;
+  if (!o.link_gbps.empty()) s += (s.empty() ? "gbps=" : ",gbps=") + o.link_gbps;
+  return s;
+}
+
+// The switches in node order, with their index (BMv2 thrift ports).
+std::vector<std::pair<NodeId, const sw::SwitchConfig*>> Switches(const Fabric& f) {
+  std::vector<std::pair<NodeId, const sw::SwitchConfig*>> out;
+  for (const auto& [node, config] : f.switches) out.emplace_back(node, &config);
+  return out;
+}
+
+// Puts `value` under the key of every rank's and the root's transport.
+void HostTransports(const Fabric& f, Keys& keys,
+                    const std::function<std::string(NodeId host, const std::string& name)>& spec) {
+  for (const control::WorkerConfig& w : f.workers) {
+    keys.emplace_back(absl::StrFormat("grid/transport/%d", w.rank),
+                      spec(w.node, absl::StrFormat("gw%d-%d", f.job_id, w.rank)));
+  }
+  keys.emplace_back("grid/root-transport", spec(f.root.node, absl::StrFormat("gr%d", f.job_id)));
+}
+
+bool Accepts(const std::string& host, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// Runs `cli --thrift-port port` with `commands` on its stdin; its output.
+absl::StatusOr<std::string> RunCli(const std::string& cli, int port, const std::string& commands) {
+  char in_path[] = "/tmp/grid-bmv2-XXXXXX";
+  const int in_fd = ::mkstemp(in_path);
+  if (in_fd < 0) return absl::InternalError("cannot create a temporary file for the CLI");
+  const std::string out_path = std::string(in_path) + ".out";
+  {
+    std::ofstream(in_path) << commands;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, in_path, O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  const std::string port_text = std::to_string(port);
+  std::vector<char*> argv = {const_cast<char*>(cli.c_str()), const_cast<char*>("--thrift-port"),
+                             const_cast<char*>(port_text.c_str()), nullptr};
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, cli.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in_fd);
+  int status = 0;
+  if (spawned == 0) ::waitpid(pid, &status, 0);
+  std::stringstream output;
+  output << std::ifstream(out_path).rdbuf();
+  std::filesystem::remove(in_path);
+  std::filesystem::remove(out_path);
+  if (spawned != 0) {
+    return absl::NotFoundError(absl::StrFormat("cannot run %s: %s", cli, std::strerror(spawned)));
+  }
+  const std::string text = output.str();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.find("Error") != std::string::npos ||
+      text.find("Invalid") != std::string::npos || text.find("Traceback") != std::string::npos) {
+    return absl::InternalError(text.substr(0, 1500));
+  }
+  return text;
+}
+
+}  // namespace
+
+Keys UdpEmulation(const Fabric& f, const EmulationOptions& o, int base, const std::string& host) {
+  // Link i is two UDP sockets, one per direction's arc: the socket at `node`
+  // for its port-th link is base + the arc out of `node`, the neighbour's is
+  // base + the reverse arc.
+  Keys keys;
+  const std::string switch_impair = SwitchImpairment(o);
+  auto end = [&](NodeId node, size_t port) {
+    const topology::ArcId arc = f.topology.neighbors(node)[port].arc;
+    return std::pair{base + arc, base + topology::Topology::Reverse(arc)};
+  };
+  for (const auto& [node, c] : f.switches) {
+    std::string lines;
+    for (size_t p = 0; p < f.topology.neighbors(node).size(); ++p) {
+      const auto [own, peer] = end(node, p);
+      lines += absl::StrFormat("--udp-port=%s:%d@%s:%d\n", host, own, host, peer);
+      if (!switch_impair.empty()) lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
+    }
+    keys.emplace_back("grid/switch-ports/" + c.name, lines);
+  }
+  HostTransports(f, keys, [&](NodeId node, const std::string&) {
+    const auto [own, peer] = end(node, 0);
+    return absl::StrFormat("udp-link:bind=%s:%d,peer=%s:%d%s%s,seed=%d", host, own, host, peer,
+                           o.impairment.empty() ? "" : ",", o.impairment, own);
+  });
+  return keys;
+}
+
+Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::string& dir) {
+  // One memif socket per link, DIR/link<i>.sock. A host is always the
+  // client; between switches, the lower node id serves.
+  Keys keys;
+  const std::string switch_impair = SwitchImpairment(o);
+  auto vdev = [&](NodeId node, size_t port, int index) {
+    const topology::Adjacent& adj = f.topology.neighbors(node)[port];
+    const bool serves = f.topology.node(node).is_switch() &&
+                        (!f.topology.node(adj.node).is_switch() || node < adj.node);
+    return absl::StrFormat(
+        "--vdev=net_memif%d,role=%s,id=0,socket=%s/link%d.sock,socket-abstract=no", index,
+        serves ? "server" : "client", dir, adj.arc / 2);
+  };
+  for (const auto& [node, c] : f.switches) {
+    std::string lines;
+    for (const std::string& a : Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c.name))) {
+      lines += a + "\n";
+    }
+    for (size_t p = 0; p < f.topology.neighbors(node).size(); ++p) {
+      lines += vdev(node, p, static_cast<int>(p)) + "\n";
+    }
+    lines += "--\n";
+    for (size_t p = 0; !switch_impair.empty() && p < f.topology.neighbors(node).size(); ++p) {
+      lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
+    }
+    keys.emplace_back("grid/switch-ports/" + c.name, lines);
+  }
+  HostTransports(f, keys, [&](NodeId node, const std::string& prefix) {
+    return absl::StrCat("dpdk:", absl::StrJoin(Eal(o.eal_memory_mb, prefix), " "), " ",
+                        vdev(node, 0, 0), DpdkFaults(o.impairment, node + 1));
+  });
+  return keys;
+}
+
+Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::string& prefix,
+                    const std::string& host_transport) {
+  const topology::Topology& topo = f.topology;
+  auto switch_if = [&](NodeId s, size_t port) { return absl::StrFormat("%s%dp%d", prefix, s, port); };
+  auto host_ns = [&](NodeId h) { return absl::StrFormat("%s-%s", prefix, topo.node(h).name); };
+  Keys keys;
+  // The veth pairs: "IF NS IF NS", "-" for the caller's namespace.
+  std::string links;
+  for (NodeId s : topo.Switches()) {
+    const auto adjacent = topo.neighbors(s);
+    for (size_t p = 0; p < adjacent.size(); ++p) {
+      const NodeId peer = adjacent[p].node;
+      if (!topo.node(peer).is_switch()) {
+        absl::StrAppend(&links, switch_if(s, p), " - eth0 ", host_ns(peer), "\n");
+        continue;
+      }
+      if (peer < s) continue;  // listed from the lower id
+      const auto back = topo.neighbors(peer);
+      for (size_t q = 0; q < back.size(); ++q) {
+        if (back[q].arc == topology::Topology::Reverse(adjacent[p].arc)) {
+          absl::StrAppend(&links, switch_if(s, p), " - ", switch_if(peer, q), " -\n");
+        }
+      }
+    }
+  }
+  keys.emplace_back("grid/netns/links", links);
+  // Each host: "NS MAC IP GATEWAY_MAC", the gateway being its switch.
+  std::string hosts;
+  for (NodeId h : topo.Hosts()) {
+    absl::StrAppend(&hosts, host_ns(h), " ", sw::MacToString(control::NodeMac(h)), " ",
+                    sw::IpToString(control::NodeIp(h)), " ",
+                    sw::MacToString(control::NodeMac(topo.neighbors(h)[0].node)), "\n");
+  }
+  keys.emplace_back("grid/netns/hosts", hosts);
+  for (const control::WorkerConfig& w : f.workers) {
+    keys.emplace_back(absl::StrFormat("grid/netns/rank/%d", w.rank), host_ns(w.node));
+  }
+  keys.emplace_back("grid/netns/root", host_ns(f.root.node));
+  const std::string switch_impair = SwitchImpairment(o);
+  int index = 0;
+  for (const auto& [node, c] : Switches(f)) {
+    std::string lines;
+    const size_t ports = topo.neighbors(node).size();
+    if (o.kind == SwitchKind::kBmv2) {
+      absl::StrAppend(&lines, "--thrift-port\n", o.bmv2_thrift_base + index, "\n--device-id\n",
+                      index, "\n");
+      for (size_t p = 0; p < ports; ++p) absl::StrAppend(&lines, "-i\n", p, "@", switch_if(node, p), "\n");
+    } else {
+      for (const std::string& a :
+           Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c->name))) {
+        lines += a + "\n";
+      }
+      for (size_t p = 0; p < ports; ++p) {
+        absl::StrAppend(&lines, "--vdev=net_af_packet", p, ",iface=", switch_if(node, p), "\n");
+      }
+      lines += "--\n";
+      for (size_t p = 0; !switch_impair.empty() && p < ports; ++p) {
+        lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
+      }
+    }
+    keys.emplace_back("grid/switch-ports/" + c->name, lines);
+    ++index;
+  }
+  HostTransports(f, keys, [&](NodeId node, const std::string& eal_prefix) {
+    if (host_transport == "af_packet") {
+      return absl::StrCat("dpdk:", absl::StrJoin(Eal(o.eal_memory_mb, eal_prefix), " "),
+                          " --vdev=net_af_packet0,iface=eth0", DpdkFaults(o.impairment, node + 1));
+    }
+    return absl::StrFormat("udp:bind=%s:%d%s%s,seed=%d", sw::IpToString(control::NodeIp(node)),
+                           kHostPort, o.impairment.empty() ? "" : ",", o.impairment, node + 1);
+  });
+  return keys;
+}
+
+absl::Status LoadBmv2(const Fabric& f, const EmulationOptions& o, const std::string& cli,
+                      absl::Duration wait) {
+  int index = 0;
+  for (const auto& [node, c] : Switches(f)) {
+    const int port = o.bmv2_thrift_base + index++;
+    auto entries = sw::ConfigToP4Entries(*c);
+    if (!entries.ok()) return entries.status();
+    auto commands = sw::P4EntriesToBmv2Commands(*entries);
+    if (!commands.ok()) return commands.status();
+    const absl::Time deadline = absl::Now() + wait;
+    while (!Accepts("127.0.0.1", port)) {
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(absl::StrFormat(
+            "switch \"%s\": no simple_switch answers on thrift port %d after %s", c->name, port,
+            absl::FormatDuration(wait)));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    auto loaded = RunCli(cli, port, *commands);
+    if (!loaded.ok()) {
+      return absl::Status(loaded.status().code(),
+                          absl::StrFormat("switch \"%s\" (thrift port %d): loading its tables: %s",
+                                          c->name, port, loaded.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace grid::tools

@@ -1,0 +1,67 @@
+// grid-controller's emulated fabrics: the store keys that tell switches and
+// hosts on one machine how they are wired (docs/worker.md, "Emulated
+// fabrics"), and the loading of BMv2 switches' tables.
+#ifndef GRID_TOOLS_EMULATION_H_
+#define GRID_TOOLS_EMULATION_H_
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "grid/control.h"
+#include "grid/switch.h"
+#include "grid/topology.h"
+
+namespace grid::tools {
+
+// Store keys and values, in the order they are published.
+using Keys = std::vector<std::pair<std::string, std::string>>;
+
+// What every emulation needs from the planned job.
+struct Fabric {
+  const topology::Topology& topology;
+  const std::map<topology::NodeId, sw::SwitchConfig>& switches;
+  const std::vector<control::WorkerConfig>& workers;
+  const control::RootConfig& root;
+  uint16_t job_id;
+};
+
+// Which switch program runs the switches.
+enum class SwitchKind { kGrid, kBmv2 };
+
+struct EmulationOptions {
+  SwitchKind kind = SwitchKind::kGrid;
+  // Faults on every link (hosts' transports and switch ports), and a rate
+  // limit at every switch port (grid-switch only).
+  std::string impairment;  // loss=P,dup=P,reorder=P
+  std::string link_gbps;   // empty: no limit
+  int eal_memory_mb = 128;
+  int bmv2_thrift_base = 9090;  // switch i (in node order) listens on base + i
+};
+
+// Kernel UDP: link i is a pair of sockets on `host` from `base_port`.
+Keys UdpEmulation(const Fabric& fabric, const EmulationOptions& options, int base_port,
+                  const std::string& host);
+// DPDK memif: one socket per link under `dir`.
+Keys MemifEmulation(const Fabric& fabric, const EmulationOptions& options, const std::string& dir);
+// Network namespaces: every host in its own namespace `<prefix>-<host>` with
+// an eth0 veth, switches' ends (and switch-to-switch veths) in the caller's
+// namespace, named `<prefix><switch id>p<port>`. Hosts reach the fabric
+// through `host_transport`: "udp" (kernel sockets on eth0's address) or
+// "af_packet" (DPDK on eth0, whole frames). Switches: simple_switch or
+// grid-switch on af_packet ports. scripts/netns_fabric.sh builds it.
+Keys NetnsEmulation(const Fabric& fabric, const EmulationOptions& options,
+                    const std::string& prefix, const std::string& host_transport);
+
+// Loads every switch's tables into its running simple_switch (thrift port
+// options.bmv2_thrift_base + its index) through simple_switch_CLI at `cli`,
+// waiting at most `wait` for each switch to come up.
+absl::Status LoadBmv2(const Fabric& fabric, const EmulationOptions& options, const std::string& cli,
+                      absl::Duration wait);
+
+}  // namespace grid::tools
+
+#endif  // GRID_TOOLS_EMULATION_H_
