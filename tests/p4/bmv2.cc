@@ -152,7 +152,8 @@ absl::Status WritePcap(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path) {
+absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path,
+                                            std::vector<uint64_t>* times_us) {
   const std::string bytes = ReadFile(path);
   std::vector<Frame> frames;
   if (bytes.size() < sizeof(PcapFileHeader)) {
@@ -166,6 +167,7 @@ absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path) {
     if (at + r.captured > bytes.size()) break;  // being written
     frames.emplace_back(bytes.begin() + static_cast<long>(at),
                         bytes.begin() + static_cast<long>(at + r.captured));
+    if (times_us != nullptr) times_us->push_back(uint64_t{r.seconds} * 1000000 + r.microseconds);
     at += r.captured;
   }
   return frames;
@@ -208,7 +210,7 @@ absl::StatusOr<Bmv2Run> RunBmv2(const Bmv2Tools& tools, const std::string& dir, 
     argv.push_back("-i");
     argv.push_back(absl::StrFormat("%d@p%d", p, p));
   }
-  argv.push_back(tools.json);
+  argv.push_back(std::filesystem::absolute(tools.json).string());  // it runs in `dir`
   const auto start = Clock::now();
   const pid_t sw = Spawn(argv, dir, "", dir + "/switch.log");
   auto stop = [&] {
@@ -266,9 +268,15 @@ absl::StatusOr<Bmv2Run> RunBmv2(const Bmv2Tools& tools, const std::string& dir, 
     const int reason = std::stoi((*it)[1]);
     if (reason > 0 && reason < sw::kNumDrops) run.drops[reason] = std::stoull((*it)[3]);
   }
+  run.first_out_us = UINT64_MAX;
   for (int p = 0; p < ports; ++p) {
-    auto frames = ReadPcap(absl::StrFormat("%s/p%d_out.pcap", dir, p));
+    std::vector<uint64_t> times;
+    auto frames = ReadPcap(absl::StrFormat("%s/p%d_out.pcap", dir, p), &times);
     run.out.push_back(frames.ok() ? *std::move(frames) : std::vector<Frame>{});
+    for (uint64_t t : times) {
+      run.first_out_us = std::min(run.first_out_us, t);
+      run.last_out_us = std::max(run.last_out_us, t);
+    }
   }
   return run;
 }

@@ -24,7 +24,8 @@ using Frame = std::vector<uint8_t>;
 // across files.
 absl::Status WritePcap(const std::string& path,
                        const std::vector<std::pair<uint64_t, const Frame*>>& records);
-absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path);
+absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path,
+                                            std::vector<uint64_t>* times_us = nullptr);
 
 struct Bmv2Tools {
   std::string simple_switch;
@@ -36,6 +37,7 @@ struct Bmv2Tools {
 
 struct Bmv2Run {
   std::vector<std::vector<Frame>> out;  // by port
+  uint64_t first_out_us = 0, last_out_us = 0;  // when simple_switch wrote the first and last
   std::array<uint64_t, sw::kNumDrops> drops{};
 };
 
