@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
     for (int rank : {2, 3, 6}) {  // S2's members
       std::vector<int32_t> values(wire::kDefaultElements, c + rank);
       inputs.push_back({job.PortTo(s2, job.plan.job.workers[rank]),
-                        testing::DataFrame(job, rank, 1, static_cast<uint32_t>(c), values), "data"});
+                        testing::DataFrame(job, rank, 1, static_cast<uint32_t>(c), values),
+                        "data"});
     }
   }
   auto entries = sw::ConfigToP4Entries(config);

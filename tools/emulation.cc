@@ -10,9 +10,9 @@
 
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -91,9 +91,7 @@ absl::StatusOr<std::string> RunCli(const std::string& cli, int port, const std::
   const int in_fd = ::mkstemp(in_path);
   if (in_fd < 0) return absl::InternalError("cannot create a temporary file for the CLI");
   const std::string out_path = std::string(in_path) + ".out";
-  {
-    std::ofstream(in_path) << commands;
-  }
+  { std::ofstream(in_path) << commands; }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, in_path, O_RDONLY, 0);
@@ -168,7 +166,8 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   };
   for (const auto& [node, c] : f.switches) {
     std::string lines;
-    for (const std::string& a : Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c.name))) {
+    for (const std::string& a :
+         Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c.name))) {
       lines += a + "\n";
     }
     for (size_t p = 0; p < f.topology.neighbors(node).size(); ++p) {
@@ -190,7 +189,9 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
 Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::string& prefix,
                     const std::string& host_transport) {
   const topology::Topology& topo = f.topology;
-  auto switch_if = [&](NodeId s, size_t port) { return absl::StrFormat("%s%dp%d", prefix, s, port); };
+  auto switch_if = [&](NodeId s, size_t port) {
+    return absl::StrFormat("%s%dp%d", prefix, s, port);
+  };
   auto host_ns = [&](NodeId h) { return absl::StrFormat("%s-%s", prefix, topo.node(h).name); };
   Keys keys;
   // The veth pairs: "IF NS IF NS", "-" for the caller's namespace.
@@ -233,7 +234,8 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
     if (o.kind == SwitchKind::kBmv2) {
       absl::StrAppend(&lines, "--thrift-port\n", o.bmv2_thrift_base + index, "\n--device-id\n",
                       index, "\n");
-      for (size_t p = 0; p < ports; ++p) absl::StrAppend(&lines, "-i\n", p, "@", switch_if(node, p), "\n");
+      for (size_t p = 0; p < ports; ++p)
+        absl::StrAppend(&lines, "-i\n", p, "@", switch_if(node, p), "\n");
     } else {
       for (const std::string& a :
            Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c->name))) {
@@ -273,9 +275,9 @@ absl::Status LoadBmv2(const Fabric& f, const EmulationOptions& o, const std::str
     const absl::Time deadline = absl::Now() + wait;
     while (!Accepts("127.0.0.1", port)) {
       if (absl::Now() > deadline) {
-        return absl::DeadlineExceededError(absl::StrFormat(
-            "switch \"%s\": no simple_switch answers on thrift port %d after %s", c->name, port,
-            absl::FormatDuration(wait)));
+        return absl::DeadlineExceededError(
+            absl::StrFormat("switch \"%s\": no simple_switch answers on thrift port %d after %s",
+                            c->name, port, absl::FormatDuration(wait)));
       }
       absl::SleepFor(absl::Milliseconds(50));
     }

@@ -1,6 +1,6 @@
 // grid-controller's emulated fabrics: the store keys that tell switches and
-// hosts on one machine how they are wired (docs/worker.md, "Emulated
-// fabrics"), and the loading of BMv2 switches' tables.
+// hosts on one machine how they are wired (docs/worker.md, "Bootstrap"), and
+// the loading of BMv2 switches' tables.
 #ifndef GRID_TOOLS_EMULATION_H_
 #define GRID_TOOLS_EMULATION_H_
 

@@ -128,11 +128,14 @@ tools::Keys Emulation(const tools::Flags& flags, const Job& j, const tools::Emul
 
 int main(int argc, char** argv) {
   const tools::Flags flags("grid-controller", argc, argv,
-                           {"topology", "workers", "store", "serve", "planner", "root", "seed",
-                            "job-id", "token", "slots", "elements", "udp-base-port", "host",
-                            "link-impairment", "memif-dir", "eal-memory-mb", "link-gbps", "switch",
-                            "netns", "host-transport", "bmv2-thrift-base", "bmv2-cli",
-                            "bmv2-wait-s"},
+                           {"topology",      "workers",         "store",
+                            "serve",         "planner",         "root",
+                            "seed",          "job-id",          "token",
+                            "slots",         "elements",        "udp-base-port",
+                            "host",          "link-impairment", "memif-dir",
+                            "eal-memory-mb", "link-gbps",       "switch",
+                            "netns",         "host-transport",  "bmv2-thrift-base",
+                            "bmv2-cli",      "bmv2-wait-s"},
                            kUsage);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = EmulationOptionsFrom(flags);
@@ -159,10 +162,11 @@ int main(int argc, char** argv) {
               job.topology.node(job.root.node).name.c_str(), store_spec.c_str());
   std::fflush(stdout);
   if (options.kind == tools::SwitchKind::kBmv2) {
-    const tools::Fabric fabric{job.topology, job.switches, job.workers, job.root, job.params.job_id};
-    if (absl::Status s = tools::LoadBmv2(fabric, options,
-                                         flags.String("bmv2-cli", "simple_switch_CLI"),
-                                         absl::Seconds(flags.Int("bmv2-wait-s", 60, 1, 3600)));
+    const tools::Fabric fabric{job.topology, job.switches, job.workers, job.root,
+                               job.params.job_id};
+    if (absl::Status s =
+            tools::LoadBmv2(fabric, options, flags.String("bmv2-cli", "simple_switch_CLI"),
+                            absl::Seconds(flags.Int("bmv2-wait-s", 60, 1, 3600)));
         !s.ok()) {
       flags.Fail(std::string(s.message()));
     }

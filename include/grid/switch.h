@@ -108,15 +108,15 @@ absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text);
 enum class Drop : uint8_t {
   kUnknownJob = wire::kNumWireErrors,
   kBadToken,
-  kNotMember,  // DATA from a rank that is not a member here
-  kBadSlot,    // slot outside the job's pool
-  kBadFanIn,   // fan_in disagrees with the table
-  kBadLength,  // num_elements is not the job's elements per packet
-  kCollision,  // the slot copy is busy with another chunk (a SIGNAL goes back)
-  kDuplicate,  // a retransmission into a copy that is still incomplete
-  kNoRoute,    // no entry for the path label or destination address
-  kNotForUs,   // a PARTIAL or DATA for this switch that it does not aggregate
-  kStale,      // a late packet of a chunk whose slot copy has moved on
+  kNotMember,   // DATA from a rank that is not a member here
+  kBadSlot,     // slot outside the job's pool
+  kBadFanIn,    // fan_in disagrees with the table
+  kBadLength,   // num_elements is not the job's elements per packet
+  kCollision,   // the slot copy is busy with another chunk (a SIGNAL goes back)
+  kDuplicate,   // a retransmission into a copy that is still incomplete
+  kNoRoute,     // no entry for the path label or destination address
+  kNotForUs,    // a PARTIAL or DATA for this switch that it does not aggregate
+  kStale,       // a late packet of a chunk whose slot copy has moved on
   kTtlExpired,  // a packet to forward whose TTL ran out
   kEnd,
 };

@@ -21,8 +21,9 @@ Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32
   if (order < 0) return Verdict::kStale;
   if (order > 0) {
     if (c.count > 0 && !c.complete) return Verdict::kCollision;
-    c = Copy{in.op_seq,     in.chunk, 1, in.exponent, in.next_exponent,
-             static_cast<uint8_t>(in.flags & kKeptFlags), false};
+    c = Copy{in.op_seq,   in.chunk,         1,
+             in.exponent, in.next_exponent, static_cast<uint8_t>(in.flags & kKeptFlags),
+             false};
     std::fill(bitmap.begin(), bitmap.end(), 0);
     word = mask;
     numerics::Int32FromWire(in.payload, {values, elements});

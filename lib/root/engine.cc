@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "grid/numerics.h"
 #include "aggregation/copy.h"
+#include "grid/numerics.h"
 
 namespace grid::root {
 
@@ -92,7 +92,8 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
   }
 }
 
-void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor, uint16_t rank) {
+void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor,
+                            uint16_t rank) {
   const control::RootConfig::Contributor& to = config_.contributors[contributor];
   wire::Header h;
   h.type = wire::MessageType::kResult;

@@ -178,7 +178,8 @@ absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_jso
   // numbers node handles from 0 in creation order, so this list is for a
   // switch whose replication engine is still empty.
   int handle = 0;
-  const Ordered& groups = doc.contains("multicast_groups") ? doc["multicast_groups"] : Ordered::array();
+  const Ordered& groups =
+      doc.contains("multicast_groups") ? doc["multicast_groups"] : Ordered::array();
   for (size_t g = 0; g < groups.size(); ++g) {
     const Ordered& group = groups[g];
     if (!group.is_object() || !group.contains("group") || !group["group"].is_number_unsigned() ||
@@ -191,8 +192,8 @@ absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_jso
     for (const Ordered& r : group["replicas"]) {
       if (!r.is_object() || !r.contains("rid") || !r["rid"].is_number_unsigned() ||
           !r.contains("port") || !r["port"].is_number_unsigned()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "P4 entries: multicast_groups[%d]: a replica needs rid and port", g));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("P4 entries: multicast_groups[%d]: a replica needs rid and port", g));
       }
       absl::StrAppend(&out, "mc_node_create ", r["rid"].get<uint64_t>(), " ",
                       r["port"].get<uint64_t>(), "\n");

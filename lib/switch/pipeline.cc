@@ -319,8 +319,7 @@ void Pipeline::ForwardByLabel(absl::Span<uint8_t> frame, const FrameView& view, 
   Emit(route->second.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
-void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& state,
-                         Output* out) {
+void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& state, Output* out) {
   const Header& h = view.header;
   const JobEntry::Aggregate& agg = *job.aggregate;
   JobCounters& jc = counters_.jobs[h.job_id];
@@ -463,8 +462,7 @@ void Pipeline::Replicate(absl::Span<uint8_t> frame, const FrameView& view, const
   }
 }
 
-void Pipeline::Signal(const FrameView& view, const JobEntry& job, const Member& to,
-                      Output* out) {
+void Pipeline::Signal(const FrameView& view, const JobEntry& job, const Member& to, Output* out) {
   const Header& h = view.header;
   Header s;
   s.type = MessageType::kSignal;

@@ -42,7 +42,9 @@ struct PcapRecord {
 };
 #pragma pack(pop)
 
-bool Executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+bool Executable(const std::string& path) {
+  return !path.empty() && ::access(path.c_str(), X_OK) == 0;
+}
 
 // A free TCP port on loopback (for the switch's thrift server).
 int FreePort() {
@@ -117,8 +119,8 @@ absl::StatusOr<std::string> Cli(const Bmv2Tools& tools, int thrift_port, const s
     return absl::DeadlineExceededError("simple_switch_CLI did not finish in 60 s (" + log + ")");
   }
   const std::string output = ReadFile(log);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      output.find("Error") != std::string::npos || output.find("Invalid") != std::string::npos ||
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || output.find("Error") != std::string::npos ||
+      output.find("Invalid") != std::string::npos ||
       output.find("Traceback") != std::string::npos) {
     return absl::InternalError(
         absl::StrFormat("simple_switch_CLI failed on %s: %s", in, output.substr(0, 2000)));
@@ -190,9 +192,8 @@ absl::StatusOr<Bmv2Run> RunBmv2(const Bmv2Tools& tools, const std::string& dir, 
                                 const std::string& commands, const std::vector<Packet>& inputs,
                                 size_t expected) {
   if (inputs.size() > kMaxInputs) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%d inputs; simple_switch's input buffer takes %d", inputs.size(),
-                        kMaxInputs));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d inputs; simple_switch's input buffer takes %d", inputs.size(), kMaxInputs));
   }
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -200,8 +201,8 @@ absl::StatusOr<Bmv2Run> RunBmv2(const Bmv2Tools& tools, const std::string& dir, 
   for (size_t i = 0; i < inputs.size(); ++i) {
     by_port[inputs[i].port].push_back({1000000 + i, &inputs[i].frame});
   }
-  std::vector<std::string> argv = {tools.simple_switch, "--use-files",
-                                   std::to_string(kWaitSeconds), "--thrift-port"};
+  std::vector<std::string> argv = {tools.simple_switch, "--use-files", std::to_string(kWaitSeconds),
+                                   "--thrift-port"};
   const int thrift_port = FreePort();
   argv.push_back(std::to_string(thrift_port));
   for (int p = 0; p < ports; ++p) {
@@ -257,7 +258,8 @@ absl::StatusOr<Bmv2Run> RunBmv2(const Bmv2Tools& tools, const std::string& dir, 
     if (started && quiet > std::chrono::seconds(5)) break;
   }
   std::string reads;
-  for (int r = 1; r < sw::kNumDrops; ++r) absl::StrAppend(&reads, "counter_read GridIngress.drops ", r, "\n");
+  for (int r = 1; r < sw::kNumDrops; ++r)
+    absl::StrAppend(&reads, "counter_read GridIngress.drops ", r, "\n");
   auto counters = Cli(tools, thrift_port, dir, "counters", reads);
   stop();
   if (!counters.ok()) return counters.status();

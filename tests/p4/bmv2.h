@@ -36,7 +36,7 @@ struct Bmv2Tools {
 };
 
 struct Bmv2Run {
-  std::vector<std::vector<Frame>> out;  // by port
+  std::vector<std::vector<Frame>> out;         // by port
   uint64_t first_out_us = 0, last_out_us = 0;  // when simple_switch wrote the first and last
   std::array<uint64_t, sw::kNumDrops> drops{};
 };

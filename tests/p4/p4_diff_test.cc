@@ -71,8 +71,8 @@ Reference RunReference(const sw::SwitchConfig& config, const std::vector<Packet>
     for (const sw::OutFrame& f : out.frames) {
       const absl::Span<const uint8_t> bytes = out.Bytes(f, frame);
       r.out[f.port].emplace_back(bytes.begin(), bytes.end());
-      r.by[f.port].push_back(absl::StrFormat("input %d (%s, port %d)", i, inputs[i].kind,
-                                             inputs[i].port));
+      r.by[f.port].push_back(
+          absl::StrFormat("input %d (%s, port %d)", i, inputs[i].kind, inputs[i].port));
     }
   }
   r.counters = pipeline->counters();

@@ -551,8 +551,8 @@ class Generator {
 
   Packet AnyValidGrid() {
     if (agg_ != nullptr && rng_.Uniform() < 0.6) {
-      return Data(rng_.Below(stream_.size()), static_cast<int>(rng_.Below(agg_->members.size())),
-                  0, "data");
+      return Data(rng_.Below(stream_.size()), static_cast<int>(rng_.Below(agg_->members.size())), 0,
+                  "data");
     }
     return Finish(Through("through"));
   }

@@ -1,11 +1,11 @@
 #include <cstring>
 
+#include "aggregation/elements.h"
 #include "fabric.h"
 #include "gmock/gmock.h"
 #include "grid/switch.h"
 #include "gtest/gtest.h"
 #include "numerics/kernels.h"
-#include "aggregation/elements.h"
 #include "util/random.h"
 
 namespace grid::sw {

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "util/random.h"
 #include "worker/cluster.h"
+#include "worker/engine.h"
 
 namespace grid {
 namespace {
@@ -258,6 +259,19 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   EXPECT_GT(f.duplicated, 0u);
   EXPECT_GT(f.reordered, 0u);
   EXPECT_GT(retransmissions, 0u);
+  // The window rule holds under loss, duplication and reordering: no switch
+  // ever sees a newer chunk meet a copy mid-aggregation. The Tofino program
+  // relies on it (docs/switch.md, "Tofino": a collision there would leave
+  // its member register ahead of the copy).
+  int switches = 0;
+  for (const planner::Aggregator& a : planner::Aggregators(cluster.plan())) {
+    auto counters = cluster.fabric().SwitchCounters(a.node);
+    ASSERT_TRUE(counters.ok()) << counters.status();
+    EXPECT_EQ(counters->drops[static_cast<int>(sw::Drop::kCollision)], 0u) << "switch " << a.node;
+    EXPECT_GT(counters->jobs.begin()->second.data, 0u);
+    ++switches;
+  }
+  EXPECT_GT(switches, 0);
 }
 
 TEST_F(Allreduce, ADeadRankEndsEveryOtherRankWithAnError) {
@@ -365,3 +379,31 @@ TEST(AllreduceEdges, GroupsRejectBlockingCallsAndEndWithAbort) {
 
 }  // namespace
 }  // namespace grid
+
+namespace grid::worker {
+namespace {
+
+// The Tofino program tags a chunk with op_seq[11:0] ++ chunk[19:0]
+// (docs/switch.md, "Tofino"): no wire operation may have 2^20 chunks or
+// more, so a larger operation is split into segments with op_seqs of their
+// own.
+TEST(PrepareWireOps, SegmentsOperationsAtTheTofinoTagLimit) {
+  constexpr uint16_t kElements = 64;
+  auto op = std::make_shared<internal::OpState>();
+  op->type = DataType::kFloat32;
+  op->count = (size_t{kMaxChunksPerSegment} + 5) * kElements + 7;
+  static float dummy;  // never read: preparing only sets pointers
+  op->send = &dummy;
+  op->recv = &dummy;
+  uint32_t op_seq = 10;
+  const auto wire = PrepareWireOps({op}, kElements, 256, 0, op_seq);
+  ASSERT_EQ(wire.size(), 2u);
+  EXPECT_EQ(wire[0]->chunks, kMaxChunksPerSegment);
+  EXPECT_EQ(wire[1]->chunks, 6u);
+  EXPECT_NE(wire[0]->op_seq, wire[1]->op_seq);
+  EXPECT_EQ(wire[0]->count + wire[1]->count, op->count);
+  EXPECT_EQ(op->pending, 2);
+}
+
+}  // namespace
+}  // namespace grid::worker
