@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
       "%d runs of %zu aggregation packets: BMv2 %.0f packets/s, grid-switch pipeline %.0f "
       "packets/s (means); BMv2 / grid-switch = %.6f (median)\n",
       runs, inputs.size(), bmv2_sum / runs, pipeline_sum / runs, ratios[ratios.size() / 2]);
-  std::filesystem::remove_all(dir);
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
   return 0;
 }

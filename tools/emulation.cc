@@ -109,8 +109,9 @@ absl::StatusOr<std::string> RunCli(const std::string& cli, int port, const std::
   if (spawned == 0) ::waitpid(pid, &status, 0);
   std::stringstream output;
   output << std::ifstream(out_path).rdbuf();
-  std::filesystem::remove(in_path);
-  std::filesystem::remove(out_path);
+  std::error_code ignored;
+  std::filesystem::remove(in_path, ignored);
+  std::filesystem::remove(out_path, ignored);
   if (spawned != 0) {
     return absl::NotFoundError(absl::StrFormat("cannot run %s: %s", cli, std::strerror(spawned)));
   }

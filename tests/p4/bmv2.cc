@@ -195,8 +195,10 @@ absl::StatusOr<Bmv2Run> RunBmv2(const Bmv2Tools& tools, const std::string& dir, 
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d inputs; simple_switch's input buffer takes %d", inputs.size(), kMaxInputs));
   }
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  std::filesystem::create_directories(dir, error);
+  if (error) return absl::InternalError("cannot create " + dir + ": " + error.message());
   std::vector<std::vector<std::pair<uint64_t, const Frame*>>> by_port(ports);
   for (size_t i = 0; i < inputs.size(); ++i) {
     by_port[inputs[i].port].push_back({1000000 + i, &inputs[i].frame});
