@@ -73,7 +73,10 @@ Job PlanJob(const tools::Flags& flags) {
       planner::PlannerRegistry::WithBuiltins().Create(flags.String("planner", "grid")), flags);
   j.plan = Check(created->Plan(j.topology, spec), flags);
   j.params.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
-  j.params.token = static_cast<uint32_t>(flags.Int("token", 0x6a1d, 0, 0xffffffffll));
+  // A random token unless one is given (docs/security.md).
+  j.params.token = flags.Get("token")
+                       ? static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll))
+                       : Check(control::NewToken(), flags);
   j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
   j.params.elements =
       static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));

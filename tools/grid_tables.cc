@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: grid-tables --topology=SPEC|FILE --plan=plan.json --out=DIR\n"
-    "                   [--job-id=1] [--token=N] [--slots=256] [--elements=64] [--p4]\n"
+    "                   --token=N [--job-id=1] [--slots=256] [--elements=64] [--p4]\n"
     "Writes DIR/<switch>.json for grid-switch (and, with --p4, DIR/<switch>.p4rt.json\n"
     "for the P4 programs and DIR/<switch>.bmv2.txt for simple_switch_CLI)\n"
     "for every switch of the topology. docs/switch.md describes both formats.\n";
@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   if (!plan.ok()) flags.Fail(plan_path + ": " + std::string(plan.status().message()));
   control::JobParams job;
   job.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
-  job.token = static_cast<uint32_t>(flags.Int("token", 0, 0, 0xffffffffll));
+  // The hosts' configs must carry the same token, so it is given, not drawn.
+  if (!flags.Get("token")) flags.Fail("--token is required: the job's token (1 to 2^32-1)");
+  job.token = static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll));
   job.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
   job.elements =
       static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));

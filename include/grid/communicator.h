@@ -55,7 +55,8 @@ struct CommunicatorOptions {
   uint32_t slots = 256;    // pool size P on every aggregating switch
   uint16_t elements = 64;  // elements per packet
   uint16_t job_id = 1;
-  uint32_t token = 0x6a1d;
+  // The job's token (docs/security.md); 0: rank 0 draws a random one.
+  uint32_t token = 0;
   // Host the job's root (parameter server) in this rank's process, on its
   // own thread and transport (`root_transport`, or the store's
   // grid/root-transport). The root must outlive every rank's operations.

@@ -27,6 +27,8 @@ wire::MacAddress NodeMac(topology::NodeId node);
 
 struct JobParams {
   uint16_t job_id = 1;
+  // The job's token (docs/security.md): what keeps strays and other jobs'
+  // packets out of its slots. Draw it with NewToken(); 0 is refused.
   uint32_t token = 0;
   uint32_t slots = 256;    // pool size P on every aggregating switch
   uint32_t slot_base = 0;  // where the pool starts in each switch's slot memory
@@ -40,6 +42,13 @@ struct JobParams {
 // - an IPv4 route to every host (for non-GRID traffic);
 // - for the aggregating switches, the members, their result paths and the
 //   way to the root.
+// A job token from the operating system's random source (getrandom), never 0.
+absl::StatusOr<uint32_t> NewToken();
+
+// Checks a job's parameters: a token, a pool and a packet size in range.
+// Errors name the job and the field.
+absl::Status ValidateJobParams(const JobParams& job);
+
 absl::StatusOr<std::map<topology::NodeId, sw::SwitchConfig>> BuildSwitchConfigs(
     const topology::Topology& topology, const planner::Plan& plan, const JobParams& job);
 

@@ -387,6 +387,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
   if (transport == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat("rank %d: no transport", config.rank));
   }
+  if (config.token == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d config: token 0 is refused (docs/security.md)", config.rank));
+  }
   if (config.world == 0 || config.rank >= config.world) {
     return absl::InvalidArgumentError(
         absl::StrFormat("config: rank %d of world %d", config.rank, config.world));
@@ -447,6 +451,11 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const CommunicatorOption
   control::JobParams params;
   params.job_id = o.job_id;
   params.token = o.token;
+  if (params.token == 0) {
+    auto token = control::NewToken();
+    if (!token.ok()) return token.status();
+    params.token = *token;
+  }
   params.slots = o.slots;
   params.elements = o.elements;
   if (absl::Status s = control::PublishJob(*topo, *plan, params, **store); !s.ok()) return s;

@@ -46,19 +46,40 @@ class FileStore final : public Store {
  public:
   explicit FileStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
 
+  // Values are private to their owner (0600, in 0700 directories): they
+  // hold the job's token (docs/security.md).
   absl::Status Set(std::string_view key, std::string_view value) override {
     if (absl::Status s = CheckKey(key); !s.ok()) return s;
     const std::filesystem::path path = dir_ / std::string(key);
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    // Write aside, then rename: a reader sees all of the value or none.
-    const std::filesystem::path tmp =
-        path.string() + absl::StrFormat(".tmp.%d", static_cast<int>(::getpid()));
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(value.data(), static_cast<std::streamsize>(value.size()));
-      if (!out) return absl::UnavailableError(absl::StrFormat("store %s: cannot write", tmp));
+    std::filesystem::path made;
+    for (const auto& part : path.parent_path()) {
+      made /= part;
+      if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST) {
+        return absl::UnavailableError(
+            absl::StrFormat("store: mkdir %s: %s", made.string(), std::strerror(errno)));
+      }
     }
+    // Write aside, then rename: a reader sees all of the value or none.
+    const std::string tmp = path.string() + absl::StrFormat(".tmp.%d", static_cast<int>(::getpid()));
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return absl::UnavailableError(
+          absl::StrFormat("store %s: cannot write: %s", tmp, std::strerror(errno)));
+    }
+    size_t done = 0;
+    while (done < value.size()) {
+      const ssize_t n = ::write(fd, value.data() + done, value.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = errno;
+        ::close(fd);
+        return absl::UnavailableError(
+            absl::StrFormat("store %s: cannot write: %s", tmp, std::strerror(e)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
     if (ec) {
       return absl::UnavailableError(

@@ -2,7 +2,11 @@
 // switch_tables.cc builds for the switches. Both files derive fan-ins and
 // labels the same way (planner::Aggregators, planner::LabelPaths), so a
 // worker's DATA always matches its aggregator's job entry.
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "grid/control.h"
@@ -25,6 +29,29 @@ absl::Status CheckJob(const topology::Topology& topo, const planner::Plan& plan,
     return absl::InvalidArgumentError(
         absl::StrFormat("job %d: %d workers; ranks are 16 bits", job.job_id, plan.workers.size()));
   }
+  return ValidateJobParams(job);
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> NewToken() {
+  uint32_t token = 0;
+  while (token == 0) {
+    const ssize_t n = ::getrandom(&token, sizeof(token), 0);
+    if (n != static_cast<ssize_t>(sizeof(token))) {
+      if (n < 0 && errno == EINTR) continue;
+      return absl::UnavailableError(
+          absl::StrFormat("job token: getrandom failed: %s", std::strerror(errno)));
+    }
+  }
+  return token;
+}
+
+absl::Status ValidateJobParams(const JobParams& job) {
+  if (job.token == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "job %d: token 0 is refused; every job needs its own (control::NewToken)", job.job_id));
+  }
   if (job.slots == 0 || job.slots > 65536) {
     return absl::InvalidArgumentError(
         absl::StrFormat("job %d: slots = %d; the pool takes 1 to 65536", job.job_id, job.slots));
@@ -36,8 +63,6 @@ absl::Status CheckJob(const topology::Topology& topo, const planner::Plan& plan,
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topo,
                                                              const planner::Plan& plan,

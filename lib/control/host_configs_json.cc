@@ -128,6 +128,7 @@ absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text) {
   Reader r(*doc, "worker");
   r.Uint("job_id", 65535, &c.job_id);
   r.Uint("token", 0xffffffffu, &c.token);
+  if (r.status().ok() && c.token == 0) r.Fail("token", "0 is refused (docs/security.md)");
   r.Uint("rank", 65534, &c.rank);
   r.Uint("world", 65535, &c.world);
   r.Node("node", &c.node);
@@ -185,6 +186,7 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
   Reader r(*doc, "root");
   r.Uint("job_id", 65535, &c.job_id);
   r.Uint("token", 0xffffffffu, &c.token);
+  if (r.status().ok() && c.token == 0) r.Fail("token", "0 is refused (docs/security.md)");
   r.Uint("world", 65535, &c.world);
   r.Node("node", &c.node);
   r.Uint("slots", 65536, &c.slots);

@@ -39,6 +39,7 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
                                                                       const planner::Plan& plan,
                                                                       const JobParams& job) {
   if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
+  if (absl::Status s = ValidateJobParams(job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
   if (labels.paths.size() > 65535) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -75,6 +75,7 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
   for (const auto& [id, job] : c.jobs) {
     const std::string where = absl::StrFormat("job %d", id);
     if (job.job_id != id) return bad(where + ": keyed under a different job id");
+    if (job.token == 0) return bad(where + ": token 0 is refused (docs/security.md)");
     if (!job.aggregate) continue;
     const JobEntry::Aggregate& a = *job.aggregate;
     if (a.members.empty() || a.members.size() > kMaxMembers) {

@@ -27,7 +27,7 @@ grid::sw::Pipeline& Switch() {
         *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
     control::JobParams params;
     params.job_id = 1;  // easy for the fuzzer to hit
-    params.token = 0;
+    params.token = 1;  // easy to hit: 0 is refused
     params.slots = 4;
     auto configs = *control::BuildSwitchConfigs(topo, plan, params);
     return new sw::Pipeline(*sw::Pipeline::Create(configs.at(*topo.Find("S2"))));

@@ -43,7 +43,7 @@ grid::root::RootEngine& Root() {
         *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
     control::JobParams params;
     params.job_id = 1;
-    params.token = 0;
+    params.token = 1;  // easy to hit: 0 is refused
     params.slots = 4;
     return new root::RootEngine(*control::BuildRootConfig(topo, plan, params), &transport);
   }();

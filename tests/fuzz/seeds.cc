@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   auto switchml = (*registry.Create("switchml"))->Plan(*testbed, *job);
   control::JobParams params;
   params.job_id = 1;
-  params.token = 0;
+  params.token = 1;  // easy to hit: 0 is refused
   params.slots = 4;
   auto configs = control::BuildSwitchConfigs(*testbed, *switchml, params);
   if (!configs.ok()) return 1;

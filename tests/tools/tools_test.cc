@@ -126,10 +126,21 @@ TEST(GridTables, WritesSwitchAndP4Tables) {
     EXPECT_THAT(ReadFile(dir / "t" / (std::string(s) + ".p4rt.json")),
                 HasSubstr("grid-p4-entries/1"));
   }
-  EXPECT_EQ(
-      RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=/nonexistent --out=x")
-          .status,
-      2);
+  EXPECT_EQ(RunCommand(std::string(GRID_TABLES_BIN) +
+                       " --topology=testbed --plan=/nonexistent --out=x --token=1")
+                .status,
+            2);
+  // A job's token is given, never a default: the hosts' configs must match.
+  const Result no_token = RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=" +
+                                     (dir / "plan.json").string() + " --out=" +
+                                     (dir / "u").string());
+  EXPECT_EQ(no_token.status, 2);
+  EXPECT_THAT(no_token.err, HasSubstr("--token is required"));
+  EXPECT_EQ(RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=" +
+                       (dir / "plan.json").string() + " --out=" + (dir / "u").string() +
+                       " --token=0")
+                .status,
+            2);
   std::filesystem::remove_all(dir);
 }
 

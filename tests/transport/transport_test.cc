@@ -197,6 +197,7 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("grid"))
                                   ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
   control::JobParams params;
+  params.token = 0x7e57;
   auto workers = control::BuildWorkerConfigs(topo, plan, params);
   auto root = control::BuildRootConfig(topo, plan, params);
   ASSERT_TRUE(workers.ok() && root.ok());
