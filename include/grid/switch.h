@@ -39,7 +39,8 @@ inline constexpr int kMaxMembers = 256;
 struct Member {
   uint16_t rank = 0;
   uint8_t bit = 0;            // bit in the contributor bitmap, 0..kMaxMembers-1
-  Endpoint to;                // the member host
+  Endpoint to;                // the member host: where its results go, and where (port,
+                              // address) its chunks must come from
   uint16_t result_label = 0;  // path label of the member's result path
 };
 
@@ -54,7 +55,7 @@ struct JobEntry {
     uint32_t slot_base = 0;                      // this job's pool in the switch's slot memory
     uint32_t slots = 0;                          // pool size P
     std::vector<Member> members;                 // at most kMaxMembers
-    Endpoint root;                               // the root host, via the port of the path to it
+    Endpoint root;  // the root host, via the port of the path to it; results come from it
     uint16_t root_node = 0;                      // agg_node of the partials
     uint16_t root_fan_in = 0;                    // fan_in of the partials (the root's contributors)
     uint16_t to_root_label = 0;                  // path label of the partials
@@ -72,6 +73,9 @@ struct SwitchConfig {
   std::map<uint16_t, Endpoint> label_routes;  // path label -> next hop
   std::map<uint32_t, Endpoint> ip_routes;     // plain IPv4 forwarding (other traffic)
   std::map<uint16_t, JobEntry> jobs;          // by job id
+  // Ports that face a host, with the host's address: the only source a
+  // packet arriving there may carry (docs/security.md).
+  std::map<uint16_t, uint32_t> hosts;
   // A queue deeper than this (packets) marks CONGESTION on what it carries.
   uint32_t congestion_threshold = 64;
 };
@@ -118,6 +122,8 @@ enum class Drop : uint8_t {
   kNotForUs,    // a PARTIAL or DATA for this switch that it does not aggregate
   kStale,       // a late packet of a chunk whose slot copy has moved on
   kTtlExpired,  // a packet to forward whose TTL ran out
+  kBadIngress,  // a member's DATA or the root's RESULT on another port than its path's
+  kBadSource,   // a source address its port or its sender's entry does not allow
   kEnd,
 };
 inline constexpr int kNumDrops = static_cast<int>(Drop::kEnd);
@@ -206,15 +212,16 @@ class Pipeline {
 
   explicit Pipeline(SwitchConfig config);
   void BuildState();
-  void ForwardOther(absl::Span<uint8_t> frame, bool ipv4, Output* out);
+  bool FromItsHost(uint16_t in_port, uint32_t src_ip) const;
+  void ForwardOther(absl::Span<uint8_t> frame, bool ipv4, uint16_t in_port, Output* out);
   void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
-  void Aggregate(const wire::FrameView& view, const JobEntry& job, JobState& state, Output* out);
+  void Aggregate(const wire::FrameView& view, const JobEntry& job, JobState& state,
+                 uint16_t in_port, Output* out);
   void EmitPartial(const wire::FrameView& view, const JobEntry& job, JobState& state,
                    uint32_t copy_index, uint16_t requester, Output* out);
   void Replicate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
-                 const JobState& state, Output* out);
+                 const JobState& state, uint16_t in_port, Output* out);
   void Signal(const wire::FrameView& view, const JobEntry& job, const Member& to, Output* out);
-  static const Member* MemberOf(const JobEntry::Aggregate& agg, uint16_t rank);
   void Emit(uint16_t port, bool is_input, uint32_t offset, uint32_t length, Output* out);
   void DropPacket(int reason) { ++counters_.drops[reason]; }
   bool Congested(uint16_t port) const;

@@ -57,6 +57,12 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     c.mac = NodeMac(s);
     c.num_ports = static_cast<uint16_t>(topo.neighbors(s).size());
     c.slot_memory = static_cast<uint32_t>(n.slots);
+    const auto adjacent = topo.neighbors(s);
+    for (size_t p = 0; p < adjacent.size(); ++p) {
+      if (!topo.node(adjacent[p].node).is_switch()) {
+        c.hosts[static_cast<uint16_t>(p)] = NodeIp(adjacent[p].node);
+      }
+    }
     for (NodeId h : hosts) {
       auto path = router.ShortestPath(s, h);
       if (!path.ok()) return path.status();

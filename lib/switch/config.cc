@@ -71,6 +71,9 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
   for (const auto& [ip, e] : c.ip_routes) {
     if (absl::Status s = check_port(e, "ip route " + IpToString(ip)); !s.ok()) return s;
   }
+  for (const auto& [port, ip] : c.hosts) {
+    if (absl::Status s = check_port({port, ip, {}}, "host " + IpToString(ip)); !s.ok()) return s;
+  }
   std::vector<std::pair<uint32_t, uint32_t>> pools;
   for (const auto& [id, job] : c.jobs) {
     const std::string where = absl::StrFormat("job %d", id);
@@ -207,7 +210,7 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
   auto threshold = Uint(doc, "congestion_threshold", "", 1u << 30, 64);
   if (!threshold.ok()) return threshold.status();
   c.congestion_threshold = static_cast<uint32_t>(*threshold);
-  for (const char* section : {"label_routes", "ip_routes", "jobs"}) {
+  for (const char* section : {"label_routes", "ip_routes", "jobs", "hosts"}) {
     if (doc.contains(section) && !doc[section].is_array())
       return Error(section, "must be an array");
   }
@@ -231,6 +234,15 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
     auto ep = ParseEndpoint(ips[i], where);
     if (!ep.ok()) return ep.status();
     if (!c.ip_routes.emplace(ep->ip, *ep).second) return Error(where + ".ip", "listed twice");
+  }
+  const Json& hosts = doc.contains("hosts") ? doc["hosts"] : empty;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const std::string where = absl::StrFormat("hosts[%d]", i);
+    Json e = hosts[i];
+    if (!e.contains("mac")) e["mac"] = "00:00:00:00:00:00";
+    auto ep = ParseEndpoint(e, where);
+    if (!ep.ok()) return ep.status();
+    if (!c.hosts.emplace(ep->port, ep->ip).second) return Error(where + ".port", "listed twice");
   }
   const Json& jobs = doc.contains("jobs") ? doc["jobs"] : empty;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -322,6 +334,10 @@ std::string ConfigToJson(const SwitchConfig& c) {
   }
   doc["ip_routes"] = Ordered::array();
   for (const auto& [ip, e] : c.ip_routes) doc["ip_routes"].push_back(EndpointJson(e));
+  doc["hosts"] = Ordered::array();
+  for (const auto& [port, ip] : c.hosts) {
+    doc["hosts"].push_back({{"port", port}, {"ip", IpToString(ip)}});
+  }
   doc["jobs"] = Ordered::array();
   for (const auto& [id, job] : c.jobs) {
     Ordered j;

@@ -39,6 +39,10 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
     entries.push_back(entry("GridIngress.ip_route", {{"hdr.ipv4.dst", IpToString(ip)}}, "set_nhop",
                             {{"port", e.port}, {"mac", MacToString(e.mac)}}));
   }
+  for (const auto& [port, ip] : c.hosts) {
+    entries.push_back(entry("GridIngress.edge", {{"standard_metadata.ingress_port", port}},
+                            "set_edge", {{"ip", IpToString(ip)}}));
+  }
   Ordered groups = Ordered::array();
   for (const auto& [id, job] : c.jobs) {
     if (!job.aggregate) {

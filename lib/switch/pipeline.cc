@@ -95,6 +95,10 @@ const char* DropName(int reason) {
       return "stale";
     case Drop::kTtlExpired:
       return "ttl_expired";
+    case Drop::kBadIngress:
+      return "bad_ingress";
+    case Drop::kBadSource:
+      return "bad_source";
     case Drop::kEnd:
       break;
   }
@@ -136,7 +140,7 @@ struct Pipeline::JobState {
   std::vector<aggregation::Copy> copies;  // 2 per slot
   std::vector<uint64_t> bitmaps;          // kBitmapWords per copy
   std::vector<int32_t> values;            // elements per copy
-  std::vector<uint16_t> rank_bit;         // rank -> bit + 1 (0: not a member), 65536 entries
+  std::vector<uint16_t> member;           // rank -> index in members + 1 (0: none), 65536 entries
 };
 
 Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {}
@@ -171,8 +175,10 @@ void Pipeline::BuildState() {
       s->bitmaps.assign(2u * a.slots * JobState::kBitmapWords, 0);
       s->values.assign(2u * a.slots * a.elements, 0);
     }
-    s->rank_bit.assign(65536, 0);
-    for (const Member& m : a.members) s->rank_bit[m.rank] = static_cast<uint16_t>(m.bit + 1);
+    s->member.assign(65536, 0);
+    for (size_t i = 0; i < a.members.size(); ++i) {
+      s->member[a.members[i].rank] = static_cast<uint16_t>(i + 1);
+    }
     next.emplace(id, std::move(s));
     counters_.jobs[id];
   }
@@ -226,13 +232,17 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
                     Load16(f + kUdpDstPortOffset) >= wire::kUdpPortBase &&
                     Load16(f + kUdpDstPortOffset) < wire::kUdpPortBase + wire::kUdpPortCount;
   if (!grid) {
-    ForwardOther(frame, ipv4, out);
+    ForwardOther(frame, ipv4, in_port, out);
     return;
   }
   FrameView view;
   const wire::WireError error = wire::ParseFrame(frame, &view);
   if (error != wire::WireError::kOk) {
     DropPacket(Reason(error));
+    return;
+  }
+  if (!FromItsHost(in_port, view.address.src_ip)) {
+    DropPacket(Reason(Drop::kBadSource));
     return;
   }
   const Header& h = view.header;
@@ -256,13 +266,20 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     return;
   }
   if (h.type == MessageType::kData) {
-    Aggregate(view, job, *state->second, out);
+    Aggregate(view, job, *state->second, in_port, out);
   } else {
-    Replicate(frame, view, job, *state->second, out);
+    Replicate(frame, view, job, *state->second, in_port, out);
   }
 }
 
-void Pipeline::ForwardOther(absl::Span<uint8_t> frame, bool ipv4, Output* out) {
+bool Pipeline::FromItsHost(uint16_t in_port, uint32_t src_ip) const {
+  // On a port that faces a host, only that host's address is a valid source
+  // (ingress filtering, BCP 38): no host can speak for another node.
+  auto host = config_.hosts.find(in_port);
+  return host == config_.hosts.end() || host->second == src_ip;
+}
+
+void Pipeline::ForwardOther(absl::Span<uint8_t> frame, bool ipv4, uint16_t in_port, Output* out) {
   // A router's checks: a header it can read and whose checksum verifies.
   if (!ipv4) {
     DropPacket(Reason(Drop::kNoRoute));
@@ -277,6 +294,8 @@ void Pipeline::ForwardOther(absl::Span<uint8_t> frame, bool ipv4, Output* out) {
     DropPacket(Reason(wire::WireError::kIpHeaderLength));
   } else if (wire::Ipv4Checksum(ip) != wire::NetToHost16(ip.checksum)) {
     DropPacket(Reason(wire::WireError::kIpChecksum));
+  } else if (!FromItsHost(in_port, wire::NetToHost32(ip.src))) {
+    DropPacket(Reason(Drop::kBadSource));
   } else if (f[kTtlOffset] <= 1) {
     DropPacket(Reason(Drop::kTtlExpired));
   } else {
@@ -319,13 +338,25 @@ void Pipeline::ForwardByLabel(absl::Span<uint8_t> frame, const FrameView& view, 
   Emit(route->second.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
-void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& state, Output* out) {
+void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& state,
+                         uint16_t in_port, Output* out) {
   const Header& h = view.header;
   const JobEntry::Aggregate& agg = *job.aggregate;
   JobCounters& jc = counters_.jobs[h.job_id];
-  const uint16_t bit_plus_one = state.rank_bit[h.rank];
-  if (bit_plus_one == 0) {
+  const uint16_t index = state.member[h.rank];
+  if (index == 0) {
     DropPacket(Reason(Drop::kNotMember));
+    return;
+  }
+  // A rank's chunks come from its host, on the plan's path: the port the
+  // switch sends its results out of, and the host's address.
+  const Member& member = agg.members[index - 1];
+  if (in_port != member.to.port) {
+    DropPacket(Reason(Drop::kBadIngress));
+    return;
+  }
+  if (view.address.src_ip != member.to.ip) {
+    DropPacket(Reason(Drop::kBadSource));
     return;
   }
   if (h.fan_in != agg.fan_in) {
@@ -350,7 +381,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
           .subspan(size_t{copy_index} * JobState::kBitmapWords, JobState::kBitmapWords),
       state.values.data() + size_t{copy_index} * agg.elements, agg.elements, agg.fan_in,
       {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, view.payload,
-       static_cast<uint32_t>(bit_plus_one - 1)});
+       member.bit});
   switch (verdict) {
     case aggregation::Verdict::kStale:
       DropPacket(Reason(Drop::kStale));
@@ -359,7 +390,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
       // Another chunk is mid-aggregation here: tell the sender, drop.
       ++jc.collisions;
       DropPacket(Reason(Drop::kCollision));
-      Signal(view, job, *MemberOf(agg, h.rank), out);
+      Signal(view, job, member, out);
       return;
     case aggregation::Verdict::kDuplicate:
       ++jc.duplicates;
@@ -381,12 +412,6 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
     if (c.flags & wire::flags::kOverflow) ++jc.overflows;
     EmitPartial(view, job, state, copy_index, wire::kAllRanks, out);
   }
-}
-
-const Member* Pipeline::MemberOf(const JobEntry::Aggregate& agg, uint16_t rank) {
-  auto m = std::find_if(agg.members.begin(), agg.members.end(),
-                        [&](const Member& x) { return x.rank == rank; });
-  return m == agg.members.end() ? nullptr : &*m;
 }
 
 void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState& state,
@@ -430,10 +455,19 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState&
 }
 
 void Pipeline::Replicate(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
-                         const JobState& state, Output* out) {
+                         const JobState& state, uint16_t in_port, Output* out) {
   const JobEntry::Aggregate& agg = *job.aggregate;
   const Header& h = view.header;
-  if (h.rank != wire::kAllRanks && state.rank_bit[h.rank] == 0) {
+  // Results come from the root, on the path from it.
+  if (in_port != agg.root.port) {
+    DropPacket(Reason(Drop::kBadIngress));
+    return;
+  }
+  if (view.address.src_ip != agg.root.ip) {
+    DropPacket(Reason(Drop::kBadSource));
+    return;
+  }
+  if (h.rank != wire::kAllRanks && state.member[h.rank] == 0) {
     DropPacket(Reason(Drop::kNotMember));
     return;
   }

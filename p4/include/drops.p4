@@ -34,7 +34,9 @@ const bit<32> DROP_NO_ROUTE            = 26;
 const bit<32> DROP_NOT_FOR_US          = 27;
 const bit<32> DROP_STALE               = 28;
 const bit<32> DROP_TTL_EXPIRED         = 29;
+const bit<32> DROP_BAD_INGRESS         = 30;
+const bit<32> DROP_BAD_SOURCE          = 31;
 // The size of the counter: one past the last reason (index 0 is unused).
-#define GRID_DROP_REASONS 30
+#define GRID_DROP_REASONS 32
 
 #endif

@@ -116,6 +116,8 @@ struct tna_meta_t {
     bit<8>  member_state;
     bit<8>  copy_decision;
     bit<8>  remaining;       // at most 31: fan_in <= 32 here
+    bit<1>  edge;            // the packet came in on a port that faces a host
+    bit<32> edge_ip;         // that host's address
     bit<32> reason;          // a drop reason (drops.p4), or 0
     bit<1>  drop;
     bridge_h bridge;
@@ -142,7 +144,7 @@ parser GridIngressParser(packet_in pkt, out headers_t hdr, out tna_meta_t meta,
     Checksum() ipv4_checksum;
     state start {
         meta = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                0, 0, {0, 0}};
+                0, 0, 0, 0, {0, 0}};
         meta.bridge.setInvalid();
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
@@ -224,6 +226,18 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         actions = { set_nhop; no_route; }
         default_action = no_route();
         size = 65536;
+    }
+
+    // Ports that face a host: the only source address they take (BCP 38).
+    action set_edge(bit<32> ip) {
+        meta.edge = 1;
+        meta.edge_ip = ip;
+    }
+    table edge {
+        key = { ig_intr_md.ingress_port: exact @name("standard_metadata.ingress_port"); }
+        actions = { set_edge; NoAction; }
+        default_action = NoAction();
+        size = 512;
     }
 
     action job_only(bit<32> token) {
@@ -466,7 +480,9 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         meta.bridge.pad = 0;
         meta.bridge.replica = 0;
         identity.apply();
+        edge.apply();
         check_frame();
+        bool spoofed = meta.edge == 1 && hdr.ipv4.isValid() && hdr.ipv4.src != meta.edge_ip;
         bool needs_payload = hdr.grid.type == GRID_TYPE_DATA ||
                              hdr.grid.type == GRID_TYPE_PARTIAL ||
                              hdr.grid.type == GRID_TYPE_RESULT;
@@ -481,6 +497,8 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                 meta.reason = DROP_IPV4_IHL;
             } else if (meta.checksum_error == 1) {
                 meta.reason = DROP_IPV4_CHECKSUM;
+            } else if (spoofed) {
+                meta.reason = DROP_BAD_SOURCE;
             } else if (hdr.ipv4.ttl <= 1) {
                 meta.reason = DROP_TTL_EXPIRED;
             } else if (!ip_route.apply().hit) {
@@ -515,6 +533,8 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
             meta.reason = DROP_GRID_FAN_IN;
         } else if (meta.payload_bytes != hdr.grid.num_elements << 2) {
             meta.reason = DROP_GRID_PAYLOAD;
+        } else if (spoofed) {
+            meta.reason = DROP_BAD_SOURCE;
         } else if (!job.apply().hit) {
             meta.reason = DROP_UNKNOWN_JOB;
         } else {
@@ -537,7 +557,12 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                        (hdr.grid.type != GRID_TYPE_DATA && hdr.grid.type != GRID_TYPE_RESULT)) {
                 meta.reason = DROP_NOT_FOR_US;
             } else if (hdr.grid.type == GRID_TYPE_RESULT) {
-                if (hdr.grid.rank == GRID_ALL_RANKS) {
+                // Results come from the root, on the path from it.
+                if (ig_intr_md.ingress_port != meta.root_port) {
+                    meta.reason = DROP_BAD_INGRESS;
+                } else if (hdr.ipv4.src != meta.root_ip) {
+                    meta.reason = DROP_BAD_SOURCE;
+                } else if (hdr.grid.rank == GRID_ALL_RANKS) {
                     ig_tm_md.mcast_grp_a = meta.mcast_group;
                     meta.bridge.replica = 1;
                     hdr.udp.checksum = 0;
@@ -555,6 +580,11 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                 }
             } else if (meta.member == 0) {
                 meta.reason = DROP_NOT_MEMBER;
+            } else if (ig_intr_md.ingress_port != member_port) {
+                // A rank's chunks come from its host, on the plan's path.
+                meta.reason = DROP_BAD_INGRESS;
+            } else if (hdr.ipv4.src != member_ip) {
+                meta.reason = DROP_BAD_SOURCE;
             } else if (hdr.grid.fan_in != meta.fan_in) {
                 meta.reason = DROP_BAD_FAN_IN;
             } else if (meta.slot_room[31:31] == 1) {

@@ -53,6 +53,8 @@ struct meta_t {
     bit<32> member_ip;
     bit<48> member_mac;
     bit<16> result_label;
+    bit<1>  edge;            // the packet came in on a port that faces a host
+    bit<32> edge_ip;         // that host's address
 }
 
 parser GridV1Parser(packet_in pkt, out headers_t hdr, inout meta_t meta,
@@ -118,6 +120,17 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
         key = { hdr.ipv4.dst: exact; }
         actions = { set_nhop; no_route; }
         default_action = no_route();
+    }
+
+    // Ports that face a host: the only source address they take (BCP 38).
+    action set_edge(bit<32> ip) {
+        meta.edge = 1;
+        meta.edge_ip = ip;
+    }
+    table edge {
+        key = { std.ingress_port: exact @name("standard_metadata.ingress_port"); }
+        actions = { set_edge; NoAction; }
+        default_action = NoAction();
     }
 
     action job_only(bit<32> token) {
@@ -195,6 +208,8 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
 
     apply {
         identity.apply();
+        edge.apply();
+        bool spoofed = meta.edge == 1 && hdr.ipv4.isValid() && hdr.ipv4.src != meta.edge_ip;
         bit<32> reason = 0;           // a drop reason (drops.p4), or 0
         bool signal = false;          // a collision: the packet returns as a SIGNAL
         bool consumed = false;        // added into a copy that is not yet complete
@@ -210,6 +225,8 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                 reason = DROP_IPV4_IHL;
             } else if (std.checksum_error == 1) {
                 reason = DROP_IPV4_CHECKSUM;
+            } else if (spoofed) {
+                reason = DROP_BAD_SOURCE;
             } else if (hdr.ipv4.ttl <= 1) {
                 reason = DROP_TTL_EXPIRED;
             } else if (!ip_route.apply().hit) {
@@ -253,6 +270,8 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                 reason = DROP_GRID_FAN_IN;
             } else if (payload_bytes != hdr.grid.num_elements << 2) {
                 reason = DROP_GRID_PAYLOAD;
+            } else if (spoofed) {
+                reason = DROP_BAD_SOURCE;
             } else if (!job.apply().hit) {
                 reason = DROP_UNKNOWN_JOB;
             } else if (hdr.grid.job_token != meta.token) {
@@ -272,7 +291,12 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
             } else {
                 member.apply();
                 if (hdr.grid.type == GRID_TYPE_RESULT) {
-                    if (hdr.grid.rank == GRID_ALL_RANKS) {
+                    // Results come from the root, on the path from it.
+                    if (std.ingress_port != meta.root_port) {
+                        reason = DROP_BAD_INGRESS;
+                    } else if (hdr.ipv4.src != meta.root_ip) {
+                        reason = DROP_BAD_SOURCE;
+                    } else if (hdr.grid.rank == GRID_ALL_RANKS) {
                         // To every member: the job's multicast group; the
                         // egress readdresses each replica.
                         std.mcast_grp = meta.mcast_group;
@@ -292,6 +316,11 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                     }
                 } else if (meta.member == 0) {
                     reason = DROP_NOT_MEMBER;
+                } else if (std.ingress_port != meta.member_port) {
+                    // A rank's chunks come from its host, on the plan's path.
+                    reason = DROP_BAD_INGRESS;
+                } else if (hdr.ipv4.src != meta.member_ip) {
+                    reason = DROP_BAD_SOURCE;
                 } else if (hdr.grid.fan_in != meta.fan_in) {
                     reason = DROP_BAD_FAN_IN;
                 } else if ((bit<32>)hdr.grid.slot >= meta.slots) {

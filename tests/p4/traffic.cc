@@ -149,7 +149,18 @@ class Generator {
     h.path = job_.labels.from_root.at(sw_);
     h.fan_in = job_.root_fan_in;
     FrameAddress a = Address(control::NodeIp(job_.plan.job.root), config_.ip);
-    Emit({agg_->root.port, Build(a, h, Values(p, 99)), "result"});
+    uint16_t port = agg_->root.port;
+    const char* kind = "result";
+    const double spoof = rng_.Uniform();
+    if (spoof < 0.04) {
+      port = RandomPort();  // from the wrong side (unless it happens to be the root's)
+      a.src_ip = SourceFor(port);
+      kind = "result from another port";
+    } else if (spoof < 0.08) {
+      a.src_ip = control::NodeIp(static_cast<NodeId>(rng_.Below(40)));
+      kind = "result from another address";
+    }
+    Emit({port, Build(a, h, Values(p, 99)), kind});
     return true;
   }
 
@@ -223,9 +234,10 @@ class Generator {
       h.path = static_cast<uint16_t>(60000 + rng_.Below(1000));  // no route
     }
     if (type == MessageType::kSignal) h.num_elements = 0;
-    FrameAddress a = Address(control::NodeIp(static_cast<NodeId>(rng_.Below(40))),
-                             control::NodeIp(static_cast<NodeId>(rng_.Below(40))));
-    return {RandomPort(), Build(a, h, RandomValues(h.num_elements)), kind};
+    const uint16_t port = RandomPort();
+    FrameAddress a =
+        Address(SourceFor(port), control::NodeIp(static_cast<NodeId>(rng_.Below(40))));
+    return {port, Build(a, h, RandomValues(h.num_elements)), kind};
   }
 
   void PassThrough() {
@@ -247,7 +259,16 @@ class Generator {
       h.agg_node = config_.node_id;  // for a switch that aggregates nothing
       d.kind = "not for us";
     }
-    switch (rng_.Below(10)) {
+    FrameAddress a = *Address(d.frame);
+    switch (rng_.Below(12)) {
+      case 10:
+        d.port = RandomPort();
+        d.kind = "a member's chunk on another port";
+        break;
+      case 11:
+        a.src_ip = control::NodeIp(static_cast<NodeId>(rng_.Below(40)));
+        d.kind = "a member's chunk from another address";
+        break;
       case 0:
         h.job_id = kOtherJob;
         d.kind = "unknown job";
@@ -294,7 +315,6 @@ class Generator {
     const bool payload = h.type == MessageType::kData || h.type == MessageType::kPartial ||
                          h.type == MessageType::kResult;
     if (payload && h.num_elements == 0) h.num_elements = elements_;
-    FrameAddress a = *Address(d.frame);
     std::vector<int32_t> values(h.num_elements);
     const size_t had = (d.frame.size() - wire::kPayloadOffset) / wire::kElementBytes;
     for (size_t i = 0; i < values.size() && i < had; ++i) {
@@ -577,6 +597,15 @@ class Generator {
     }
   }
   uint16_t RandomPort() { return static_cast<uint16_t>(rng_.Below(config_.num_ports)); }
+
+  // A source address for a packet arriving on `port`: on a port that faces a
+  // host, mostly that host's (a switch drops any other); from the fabric,
+  // anyone's.
+  uint32_t SourceFor(uint16_t port) {
+    auto host = config_.hosts.find(port);
+    if (host != config_.hosts.end() && rng_.Uniform() < 0.9) return host->second;
+    return control::NodeIp(static_cast<NodeId>(rng_.Below(40)));
+  }
 
   void Emit(Packet p) { out_.push_back(std::move(p)); }
 

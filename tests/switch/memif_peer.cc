@@ -161,9 +161,11 @@ int Run(const Job& job, uint16_t queues) {
   h.agg_node = static_cast<uint16_t>(s2);
   h.path = job.labels.from_root.at(s2);
   h.fan_in = job.root_fan_in;
-  h.num_elements = 1;
-  std::vector<uint8_t> payload(4, 7), result(grid::wire::FrameBytes(1));
-  (void)grid::wire::EncodeFrame({}, h, payload, absl::MakeSpan(result));
+  h.num_elements = kElements;
+  std::vector<uint8_t> payload(4 * kElements, 7), result(grid::wire::FrameBytes(kElements));
+  grid::wire::FrameAddress from_root;  // the root's address, as the switch requires of results
+  from_root.src_ip = grid::control::NodeIp(job.plan.job.root);
+  (void)grid::wire::EncodeFrame(from_root, h, payload, absl::MakeSpan(result));
   if (!io.Send(to_s1, result)) return Fail("send result");
   for (int r : members) {
     auto got = io.Receive(port_of(r), 1, std::chrono::seconds(5));
@@ -176,13 +178,14 @@ int Run(const Job& job, uint16_t queues) {
   t.type = grid::wire::MessageType::kPartial;
   t.agg_node = static_cast<uint16_t>(job.plan.job.root);
   t.path = job.labels.to_root.at(s2);
-  std::vector<uint8_t> transit(grid::wire::FrameBytes(1));
+  std::vector<uint8_t> transit(grid::wire::FrameBytes(kElements));
   (void)grid::wire::EncodeFrame({}, t, payload, absl::MakeSpan(transit));
-  if (!io.Send(port_of(2), transit)) return Fail("send transit");
+  // From another switch (S3): a host's port only takes its host's address.
+  if (!io.Send(job.PortTo(s2, job.node("S3")), transit)) return Fail("send transit");
   bool forwarded = false;
   for (const auto& f : io.Receive(to_s1, 4, std::chrono::seconds(2))) {
     auto v = grid::wire::DecodeFrame(f);
-    forwarded = forwarded || (v.ok() && v->header.path == t.path && v->header.num_elements == 1 &&
+    forwarded = forwarded || (v.ok() && v->header.path == t.path &&
                               v->header.type == grid::wire::MessageType::kPartial);
   }
   if (!forwarded) return Fail("transit not forwarded");

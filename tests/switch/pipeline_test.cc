@@ -30,11 +30,17 @@ class PipelineTest : public ::testing::Test {
 
   // Feeds a frame to S2 as if it came from `rank`'s host.
   Output Feed(std::vector<uint8_t> frame, int from_rank = 2) {
+    return FeedOn(std::move(frame), job_.PortTo(s2_, job_.plan.job.workers[from_rank]));
+  }
+  // Feeds a frame to S2 on `port`.
+  Output FeedOn(std::vector<uint8_t> frame, uint16_t port) {
     Output out;
-    s2p_->Process(absl::MakeSpan(frame), job_.PortTo(s2_, job_.plan.job.workers[from_rank]), &out);
+    s2p_->Process(absl::MakeSpan(frame), port, &out);
     last_input_ = frame;
     return out;
   }
+  // The port of S2 that leads to the root (S1's).
+  uint16_t RootPort() const { return job_.PortTo(s2_, s1_); }
 
   wire::FrameView Decode(const Output& out, size_t i) {
     auto v = wire::DecodeFrame(out.Bytes(out.frames[i], last_input_));
@@ -169,11 +175,11 @@ TEST_F(PipelineTest, AdmissionChecksNeverTouchState) {
   h.agg_node = static_cast<uint16_t>(s2_);
   h.fan_in = 3;
   ASSERT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(nm).subspan(wire::kGridOffset)).ok());
-  Feed(nm);
+  FeedOn(nm, RootPort());
   EXPECT_EQ(Drops(Drop::kNotMember), 1u);
   h.job_id = 99;
   ASSERT_TRUE(wire::EncodeHeader(h, absl::MakeSpan(nm).subspan(wire::kGridOffset)).ok());
-  Feed(nm);
+  FeedOn(nm, RootPort());
   EXPECT_EQ(Drops(Drop::kUnknownJob), 1u);
   // Nothing above reached a slot: a clean chunk 0 sums to exactly 3.
   for (int r : {2, 3, 6}) {
@@ -183,6 +189,56 @@ TEST_F(PipelineTest, AdmissionChecksNeverTouchState) {
       EXPECT_EQ(wire::LoadElement(Decode(out, 0).payload, 0), 3);
     }
   }
+}
+
+// A rank's chunks count only from its own host, on the plan's path, and
+// results only from the root: nobody can speak for a member or for the root
+// (docs/security.md). None of these touches a slot.
+TEST_F(PipelineTest, SpoofedMembersAndResultsAreDropped) {
+  const uint16_t w3 = job_.PortTo(s2_, job_.plan.job.workers[2]);
+  const uint16_t w4 = job_.PortTo(s2_, job_.plan.job.workers[3]);
+  const uint16_t s3 = job_.PortTo(s2_, job_.node("S3"));
+  auto from = [&](std::vector<uint8_t> f, uint32_t src) {
+    wire::Ipv4Header ip;
+    std::memcpy(&ip, f.data() + wire::kIpv4Offset, sizeof(ip));
+    ip.src = wire::HostToNet32(src);
+    ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+    std::memcpy(f.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+    return f;
+  };
+  const uint32_t w3_ip = control::NodeIp(job_.plan.job.workers[2]);
+  const uint32_t w4_ip = control::NodeIp(job_.plan.job.workers[3]);
+  const uint32_t root_ip = control::NodeIp(job_.plan.job.root);
+  // W3's host sends as rank 3 (W4), with its own address: the wrong port.
+  FeedOn(from(DataFrame(job_, 3, 1, 0, {9, 9, 9, 9}), w3_ip), w3);
+  EXPECT_EQ(Drops(Drop::kBadIngress), 1u);
+  // ... with W4's address: its own port allows only its own address.
+  FeedOn(DataFrame(job_, 3, 1, 0, {9, 9, 9, 9}), w3);
+  EXPECT_EQ(Drops(Drop::kBadSource), 1u);
+  // From the fabric (S3's port), as W4: the wrong port for rank 3.
+  FeedOn(DataFrame(job_, 3, 1, 0, {9, 9, 9, 9}), s3);
+  EXPECT_EQ(Drops(Drop::kBadIngress), 2u);
+  // On W4's port, but from W3's address.
+  FeedOn(from(DataFrame(job_, 3, 1, 0, {9, 9, 9, 9}), w3_ip), w4);
+  EXPECT_EQ(Drops(Drop::kBadSource), 2u);
+  // Results: from a host's port, from the wrong side, from the wrong address.
+  FeedOn(ResultFrame(job_, s2_, wire::kAllRanks), w3);
+  EXPECT_EQ(Drops(Drop::kBadSource), 3u);
+  FeedOn(ResultFrame(job_, s2_, wire::kAllRanks), s3);
+  EXPECT_EQ(Drops(Drop::kBadIngress), 3u);
+  FeedOn(from(ResultFrame(job_, s2_, wire::kAllRanks), w4_ip), RootPort());
+  EXPECT_EQ(Drops(Drop::kBadSource), 4u);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).data, 0u);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).replicas, 0u);
+  // The real members' chunk 0 sums to exactly 3, and the root's result
+  // reaches all three.
+  Output partial;
+  for (int r : {2, 3, 6}) partial = Feed(DataFrame(job_, r, 1, 0, {1, 1, 1, 1}), r);
+  ASSERT_EQ(partial.frames.size(), 1u);
+  EXPECT_EQ(wire::LoadElement(Decode(partial, 0).payload, 0), 3);
+  EXPECT_EQ(FeedOn(from(ResultFrame(job_, s2_, wire::kAllRanks), root_ip), RootPort())
+                .frames.size(),
+            3u);
 }
 
 TEST_F(PipelineTest, BadSlotFanInAndLength) {
@@ -288,7 +344,7 @@ TEST_F(PipelineTest, EmittedGridPacketsCarryNoUdpChecksum) {
   std::vector<uint8_t> result = ResultFrame(job_, s2_, wire::kAllRanks);
   const uint16_t kernel_checksum = wire::HostToNet16(0x1234);
   std::memcpy(result.data() + wire::kUdpOffset + 6, &kernel_checksum, 2);
-  Output out = Feed(result);
+  Output out = FeedOn(result, RootPort());
   ASSERT_EQ(out.frames.size(), 3u);
   for (const OutFrame& f : out.frames) {
     const absl::Span<const uint8_t> bytes = out.Bytes(f, last_input_);
@@ -329,7 +385,7 @@ TEST_F(PipelineTest, ForwardsByLabel) {
 }
 
 TEST_F(PipelineTest, ReplicatesResultsToMembers) {
-  Output out = Feed(ResultFrame(job_, s2_, wire::kAllRanks));
+  Output out = FeedOn(ResultFrame(job_, s2_, wire::kAllRanks), RootPort());
   ASSERT_EQ(out.frames.size(), 3u);
   std::vector<int> ranks;
   for (size_t i = 0; i < out.frames.size(); ++i) {
@@ -343,10 +399,10 @@ TEST_F(PipelineTest, ReplicatesResultsToMembers) {
   }
   EXPECT_THAT(ranks, ::testing::UnorderedElementsAre(2, 3, 6));
   // A result for one rank (answering its retransmission) goes to it alone.
-  Output one = Feed(ResultFrame(job_, s2_, 6));
+  Output one = FeedOn(ResultFrame(job_, s2_, 6), RootPort());
   ASSERT_EQ(one.frames.size(), 1u);
   EXPECT_EQ(Decode(one, 0).header.rank, 6);
-  Feed(ResultFrame(job_, s2_, 0));  // not S2's member
+  FeedOn(ResultFrame(job_, s2_, 0), RootPort());  // not S2's member
   EXPECT_EQ(Drops(Drop::kNotMember), 1u);
   const JobCounters& jc = s2p_->counters().jobs.at(7);
   EXPECT_EQ(jc.results, 2u);
