@@ -166,17 +166,18 @@ int RunUdpSwitch(int argc, char** argv) {
       }
     }
   }
-  uint64_t impaired = 0, queue_drops = 0;
+  uint64_t impaired = 0, queue_drops = 0, foreign = 0;
   for (const UdpPort& p : ports) {
     impaired += p.impaired_drops;
     queue_drops += p.queue_drops;
+    foreign += p.link->foreign_frames();  // from anyone but the link's other end
   }
   std::printf(
       "{\"switch\":\"%s\",\"lcores\":1,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
-      "\"capacity_drops\":%llu,\"counters\":%s}\n",
+      "\"capacity_drops\":%llu,\"foreign_drops\":%llu,\"counters\":%s}\n",
       config.name.c_str(), static_cast<unsigned long long>(impaired),
       static_cast<unsigned long long>(queue_drops), static_cast<unsigned long long>(capacity_drops),
-      sw::CountersToJson(pipeline->counters()).c_str());
+      static_cast<unsigned long long>(foreign), sw::CountersToJson(pipeline->counters()).c_str());
   return 0;
 }
 

@@ -97,6 +97,10 @@ struct CommunicatorStats {
   uint64_t collisions = 0;          // SIGNALs with COLLISION
   uint64_t duplicate_results = 0;   // results for chunks already done (ignored)
   uint64_t malformed = 0;           // frames dropped by the parser
+  // Frames dropped because they did not come from this rank's aggregation
+  // node through its first hop, or belong to another job (wrong id or
+  // token), or came to a link from anyone but its other end.
+  uint64_t foreign = 0;
   absl::Duration operation_time;    // summed over completed operations
 };
 

@@ -42,6 +42,16 @@ class Transport {
   // A file descriptor that poll() reports readable when frames arrive, so
   // one thread can wait on several transports; -1 when there is none.
   virtual int PollFd() const { return -1; }
+
+  // True when received frames are rebuilt from datagrams (kernel UDP): their
+  // IPv4 source is the sender the kernel saw, and their MACs are not real.
+  // False for transports of whole frames, whose source MAC is the link's
+  // other end (docs/security.md).
+  virtual bool datagrams() const { return false; }
+
+  // Frames dropped on arrival because they did not come from the transport's
+  // one peer (a point-to-point link's other end); 0 where there is no peer.
+  virtual uint64_t foreign_frames() const { return 0; }
 };
 
 // Opens a transport from a spec string (docs/worker.md, "Transports"):

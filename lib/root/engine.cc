@@ -33,24 +33,44 @@ bool RootEngine::Poll() {
   return n > 0;
 }
 
-void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
-  ++stats_.packets_received;
-  stats_.bytes_received += frame.size();
-  wire::FrameView v;
-  if (wire::ParseFrame(frame, &v) != wire::WireError::kOk || v.header.job_id != config_.job_id ||
-      v.header.job_token != config_.token) {
-    ++stats_.malformed;
-    return;
-  }
+int RootEngine::Contributor(const wire::FrameView& v) const {
+  // A contribution counts only from where it must come from: a switch of the
+  // plan (by its address; switches drop any packet that claims another
+  // node's address at the edge) sending a PARTIAL, or a worker the plan
+  // sends to the root sending DATA from its own address. On a transport of
+  // whole frames, through the root's first hop too (its MAC).
   const wire::Header& h = v.header;
-  const size_t contributors = config_.contributors.size();
+  if (h.job_id != config_.job_id || h.job_token != config_.token) return -1;
   int who = -1;
   if (h.type == wire::MessageType::kPartial) {
     if (auto it = by_ip_.find(v.address.src_ip); it != by_ip_.end()) who = it->second;
   } else if (h.type == wire::MessageType::kData && h.rank < by_rank_.size()) {
     who = by_rank_[h.rank];
+    if (who >= 0 && config_.contributors[who].ip != v.address.src_ip) who = -1;
   }
-  if (who < 0 || h.agg_node != static_cast<uint16_t>(config_.node) || h.fan_in != contributors ||
+  if (who >= 0 && !transport_->datagrams() &&
+      v.address.src_mac != config_.contributors[who].next_hop_mac) {
+    who = -1;
+  }
+  return who;
+}
+
+void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
+  ++stats_.packets_received;
+  stats_.bytes_received += frame.size();
+  wire::FrameView v;
+  if (wire::ParseFrame(frame, &v) != wire::WireError::kOk) {
+    ++stats_.malformed;
+    return;
+  }
+  const wire::Header& h = v.header;
+  const int who = Contributor(v);
+  if (who < 0) {
+    ++stats_.foreign;
+    return;
+  }
+  const size_t contributors = config_.contributors.size();
+  if (h.agg_node != static_cast<uint16_t>(config_.node) || h.fan_in != contributors ||
       h.slot >= config_.slots || h.num_elements != config_.elements) {
     ++stats_.rejected;
     return;

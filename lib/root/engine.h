@@ -27,7 +27,8 @@ struct RootStats {
   uint64_t stale = 0;           // late packets of chunks a copy has moved past
   uint64_t collisions = 0;      // a newer chunk while the copy was mid-aggregation
   uint64_t overflows = 0;       // int32 sums that wrapped
-  uint64_t malformed = 0;       // failed parsing, wrong job or token
+  uint64_t malformed = 0;       // failed parsing
+  uint64_t foreign = 0;         // another job's (id or token), or not from a contributor's source
   uint64_t rejected = 0;        // parsed, but not a contributor, fan-in or slot of this job
 };
 
@@ -45,6 +46,8 @@ class RootEngine {
   const control::RootConfig& config() const { return config_; }
 
  private:
+  // The contributor `v` comes from, or -1 (docs/security.md).
+  int Contributor(const wire::FrameView& v) const;
   void SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor, uint16_t rank);
 
   control::RootConfig config_;

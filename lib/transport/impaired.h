@@ -37,6 +37,8 @@ class ImpairedTransport final : public Transport {
   std::string Describe() const override;
   void ReleaseHeld();
   int PollFd() const override { return inner_->PollFd(); }
+  bool datagrams() const override { return inner_->datagrams(); }
+  uint64_t foreign_frames() const override { return inner_->foreign_frames(); }
 
  private:
   std::unique_ptr<Transport> inner_;

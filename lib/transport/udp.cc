@@ -127,6 +127,13 @@ class UdpTransport final : public Transport {
     for (int i = 0; i < r; ++i) {
       const size_t len = rx_msg_[i].msg_len;
       if (spec_.link) {
+        // A link has one other end: anything else is dropped before it is
+        // read (docs/security.md).
+        if (rx_from_[i].sin_addr.s_addr != spec_.peer.sin_addr.s_addr ||
+            rx_from_[i].sin_port != spec_.peer.sin_port) {
+          ++foreign_;
+          continue;
+        }
         on_frame({rx_buf_[i].data(), len});
         continue;
       }
@@ -165,6 +172,8 @@ class UdpTransport final : public Transport {
   }
 
   int PollFd() const override { return fd_; }
+  bool datagrams() const override { return !spec_.link; }
+  uint64_t foreign_frames() const override { return foreign_; }
 
   std::string Describe() const override {
     return spec_.link ? absl::StrFormat("udp-link %s -> %s", Format(spec_.bind), Format(spec_.peer))
@@ -180,6 +189,7 @@ class UdpTransport final : public Transport {
   std::array<sockaddr_in, kBatch> rx_from_{}, tx_to_{};
   std::array<uint8_t, kBufferBytes> frame_{};
   uint64_t malformed_ = 0;
+  uint64_t foreign_ = 0;
 };
 
 }  // namespace

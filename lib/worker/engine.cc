@@ -50,6 +50,7 @@ std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
     w->chunks = ChunksOf(w->count, elements);
     w->probes = w->quantized ? std::min(w->chunks, slots) : 0;
     w->exponent.assign(w->quantized ? w->chunks : 0, 0);
+    w->max_exponent = numerics::MaxBlockExponent(w->pieces.front().op->type);
     w->agreed.assign(w->quantized ? w->chunks : 0, false);
     // Data takes the last op_seq, probes the one before.
     op_seq += w->quantized ? 2 : 1;
@@ -138,6 +139,7 @@ void Engine::Submit(std::vector<std::unique_ptr<WireOp>> ops) {
       for (Piece& p : w->pieces) p.op->Finish(failed_, now);
       continue;
     }
+    w->foreign_before = Foreign();
     ops_.push_back(std::move(w));
     if (ops_.back()->total() == 0) Complete(*ops_.back(), now);
   }

@@ -60,6 +60,8 @@ struct WireOp {
   uint32_t completed = 0;
   absl::Time deadline;
   absl::Status error;
+  uint8_t max_exponent = 255;  // numerics::MaxBlockExponent of its type
+  uint64_t foreign_before = 0;  // the engine's foreign-frame count when it started
   uint32_t total() const { return probes + chunks; }
 };
 
@@ -108,6 +110,9 @@ class Engine {
   bool Receive(absl::Time now);
   void OnFrame(absl::Span<const uint8_t> frame, absl::Time now);
   void OnResult(const wire::FrameView& v, absl::Time now);
+  bool FromAggregator(const wire::FrameView& v) const;
+  bool ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent);
+  uint64_t Foreign() const { return foreign_ + transport_->foreign_frames(); }
   // loss.cc
   void Scan(absl::Time now);
   void Backoff(absl::Time now);
@@ -136,6 +141,7 @@ class Engine {
   std::vector<std::vector<uint8_t>> tx_frames_;  // frame buffers, reused
   size_t tx_count_ = 0;
   CommunicatorStats stats_;
+  uint64_t foreign_ = 0;  // dropped here; the transport counts its own
   absl::Status failed_;
   std::function<std::string(uint64_t)> explain_;
 };

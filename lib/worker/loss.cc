@@ -54,6 +54,14 @@ void Engine::Scan(absl::Time now) {
     const uint64_t id = w->pieces.front().op->id;
     std::string who = explain_ ? explain_(id) : "";
     if (who.empty()) who = "a rank that did not contribute, or a lost path, holds them";
+    // Say so when something else was talking to this rank meanwhile: the
+    // chunks may have been displaced, not lost.
+    if (const uint64_t foreign = Foreign() - w->foreign_before; foreign > 0) {
+      who += absl::StrFormat(
+          "; %d frames from other sources than node %d, or of another job, were dropped during "
+          "the operation (a forged or misrouted stream)",
+          foreign, config_.aggregator);
+    }
     FailAll(absl::DeadlineExceededError(absl::StrFormat(
                 "rank %d: allreduce %d (op_seq %d) timed out: %d of %d chunks without a result "
                 "(%s to %s), aggregated at node %d; %s",

@@ -8,30 +8,59 @@
 namespace grid::worker {
 
 bool Engine::Receive(absl::Time now) {
-  return transport_->Receive(options_.batch,
-                             [&](absl::Span<const uint8_t> f) { OnFrame(f, now); }) > 0;
+  const bool any =
+      transport_->Receive(options_.batch, [&](absl::Span<const uint8_t> f) { OnFrame(f, now); }) > 0;
+  stats_.foreign = Foreign();
+  return any;
+}
+
+bool Engine::FromAggregator(const wire::FrameView& v) const {
+  // Results and signals come from the aggregation node (its address), through
+  // this host's first hop (its MAC, on transports of whole frames; a kernel
+  // socket reports the sender's address itself). docs/security.md.
+  if (v.address.src_ip != config_.aggregator_ip) return false;
+  return transport_->datagrams() || v.address.src_mac == config_.next_hop_mac;
 }
 
 void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
   ++stats_.packets_received;
   stats_.bytes_received += frame.size();
   wire::FrameView v;
-  if (wire::ParseFrame(frame, &v) != wire::WireError::kOk || v.header.job_id != config_.job_id ||
-      v.header.job_token != config_.token) {
+  if (wire::ParseFrame(frame, &v) != wire::WireError::kOk) {
     ++stats_.malformed;
     return;
   }
   const wire::Header& h = v.header;
+  if (h.job_id != config_.job_id || h.job_token != config_.token || !FromAggregator(v) ||
+      (h.type != wire::MessageType::kResult && h.type != wire::MessageType::kSignal)) {
+    ++foreign_;
+    stats_.foreign = Foreign();
+    return;
+  }
   if (h.flags & wire::flags::kCongestion) {
     ++stats_.congestion_signals;
     Backoff(now);
   }
   if (h.type == wire::MessageType::kResult) {
     OnResult(v, now);
-  } else if (h.type == wire::MessageType::kSignal && (h.flags & wire::flags::kCollision)) {
+  } else if (h.flags & wire::flags::kCollision) {
     ++stats_.collisions;
     Backoff(now);
   }
+}
+
+// An exponent above what the operation's type can hold came from no rank:
+// the operation fails, naming the chunk, instead of returning garbage.
+bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
+  if (exponent <= op.max_exponent) return true;
+  if (op.error.ok()) {
+    op.error = absl::DataLossError(absl::StrFormat(
+        "allreduce %d: chunk %d: exponent %d is above what %s data can have (%d); the result "
+        "was forged or corrupted on the way",
+        op.pieces.front().op->id, chunk, exponent,
+        DataTypeName(op.pieces.front().op->type), op.max_exponent));
+  }
+  return false;
 }
 
 void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
@@ -54,6 +83,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   }
   const uint32_t pool = config_.slots;
   if (probe) {
+    ExponentPossible(op, chunk, h.next_exponent);
     op.exponent[chunk] = h.next_exponent;
     op.agreed[chunk] = true;
   } else {
@@ -77,6 +107,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
                                        begin, begin + n - 1, st.message()));
       }
       if (chunk + pool < op.chunks) {
+        ExponentPossible(op, chunk + pool, h.next_exponent);
         op.exponent[chunk + pool] = h.next_exponent;
         op.agreed[chunk + pool] = true;
       }
