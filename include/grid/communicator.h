@@ -101,7 +101,7 @@ struct CommunicatorStats {
   // node through its first hop, or belong to another job (wrong id or
   // token), or came to a link from anyone but its other end.
   uint64_t foreign = 0;
-  absl::Duration operation_time;    // summed over completed operations
+  absl::Duration operation_time;  // summed over completed operations
 };
 
 namespace internal {

@@ -35,9 +35,7 @@ absl::StatusOr<uint8_t> BlockExponent(absl::Span<const float> block);
 // The largest block exponent data of `type` can have: float16's largest
 // finite value, 65504, gives 143; float32 and bfloat16 reach 255. An agreed
 // exponent above it came from no rank (docs/security.md).
-constexpr uint8_t MaxBlockExponent(DataType type) {
-  return type == DataType::kFloat16 ? 143 : 255;
-}
+constexpr uint8_t MaxBlockExponent(DataType type) { return type == DataType::kFloat16 ? 143 : 255; }
 
 // ceil(log2(fan_in)): the headroom bits the scale leaves.
 constexpr int HeadroomBits(int fan_in) {

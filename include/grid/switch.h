@@ -55,10 +55,10 @@ struct JobEntry {
     uint32_t slot_base = 0;                      // this job's pool in the switch's slot memory
     uint32_t slots = 0;                          // pool size P
     std::vector<Member> members;                 // at most kMaxMembers
-    Endpoint root;  // the root host, via the port of the path to it; results come from it
-    uint16_t root_node = 0;                      // agg_node of the partials
-    uint16_t root_fan_in = 0;                    // fan_in of the partials (the root's contributors)
-    uint16_t to_root_label = 0;                  // path label of the partials
+    Endpoint root;           // the root host, via the port of the path to it; results come from it
+    uint16_t root_node = 0;  // agg_node of the partials
+    uint16_t root_fan_in = 0;    // fan_in of the partials (the root's contributors)
+    uint16_t to_root_label = 0;  // path label of the partials
   };
   std::optional<Aggregate> aggregate;
 };

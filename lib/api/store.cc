@@ -60,7 +60,8 @@ class FileStore final : public Store {
       }
     }
     // Write aside, then rename: a reader sees all of the value or none.
-    const std::string tmp = path.string() + absl::StrFormat(".tmp.%d", static_cast<int>(::getpid()));
+    const std::string tmp =
+        path.string() + absl::StrFormat(".tmp.%d", static_cast<int>(::getpid()));
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
       return absl::UnavailableError(

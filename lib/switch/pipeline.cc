@@ -380,8 +380,7 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
       absl::MakeSpan(state.bitmaps)
           .subspan(size_t{copy_index} * JobState::kBitmapWords, JobState::kBitmapWords),
       state.values.data() + size_t{copy_index} * agg.elements, agg.elements, agg.fan_in,
-      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, view.payload,
-       member.bit});
+      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, view.payload, member.bit});
   switch (verdict) {
     case aggregation::Verdict::kStale:
       DropPacket(Reason(Drop::kStale));

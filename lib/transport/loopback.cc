@@ -89,6 +89,16 @@ void LoopbackFabric::Disconnect(NodeId node) {
   it->second->frames.clear();
 }
 
+void LoopbackFabric::InjectFrom(NodeId node, absl::Span<const uint8_t> frame, uint16_t port) {
+  Forward(node, port, frame);
+}
+
+void LoopbackFabric::SetLinkDown(NodeId a, NodeId b, bool down) {
+  for (const topology::Adjacent& adj : topology_.neighbors(a)) {
+    if (adj.node == b) link_down_[adj.arc / 2].store(down);
+  }
+}
+
 FabricStats LoopbackFabric::stats() const {
   return {delivered_.load(), lost_.load(), duplicated_.load(), reordered_.load()};
 }
@@ -106,6 +116,10 @@ void LoopbackFabric::Forward(NodeId from, uint16_t port, absl::Span<const uint8_
   const auto links = topology_.neighbors(from);
   if (port >= links.size()) return;
   const NodeId to = links[port].node;
+  if (link_down_[links[port].arc / 2].load()) {
+    ++lost_;
+    return;
+  }
   // The port of `to` that faces `from`.
   uint16_t in_port = 0;
   const auto back = topology_.neighbors(to);

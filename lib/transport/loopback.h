@@ -50,6 +50,15 @@ class LoopbackFabric {
   // killed process, for tests).
   void Disconnect(topology::NodeId node);
 
+  // Puts `frame` on `node`'s port `port` as if the node had sent it, next to
+  // whatever runs there (an attacker on a host's link, or on a switch's
+  // port: on the path, for tests).
+  void InjectFrom(topology::NodeId node, absl::Span<const uint8_t> frame, uint16_t port = 0);
+
+  // Takes the link between `a` and `b` down (both directions lose
+  // everything) or up again.
+  void SetLinkDown(topology::NodeId a, topology::NodeId b, bool down);
+
   FabricStats stats() const;
   // The counters of one switch's pipeline (a copy, taken under its lock).
   absl::StatusOr<sw::Counters> SwitchCounters(topology::NodeId node) const;
@@ -68,7 +77,8 @@ class LoopbackFabric {
     sw::Output out;
   };
 
-  explicit LoopbackFabric(const topology::Topology& topology) : topology_(topology) {}
+  explicit LoopbackFabric(const topology::Topology& topology)
+      : topology_(topology), link_down_(topology.links().size()) {}
   // Sends `frame` out of `from`'s port `port`.
   void Forward(topology::NodeId from, uint16_t port, absl::Span<const uint8_t> frame);
   void Deliver(topology::NodeId to, uint16_t in_port, absl::Span<const uint8_t> frame);
@@ -81,6 +91,7 @@ class LoopbackFabric {
   mutable std::mutex rng_mu_;
   util::Random rng_{1};
   std::atomic<uint64_t> delivered_{0}, lost_{0}, duplicated_{0}, reordered_{0};
+  std::vector<std::atomic<bool>> link_down_;  // by link id
 };
 
 }  // namespace grid::transport

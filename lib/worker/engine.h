@@ -60,7 +60,7 @@ struct WireOp {
   uint32_t completed = 0;
   absl::Time deadline;
   absl::Status error;
-  uint8_t max_exponent = 255;  // numerics::MaxBlockExponent of its type
+  uint8_t max_exponent = 255;   // numerics::MaxBlockExponent of its type
   uint64_t foreign_before = 0;  // the engine's foreign-frame count when it started
   uint32_t total() const { return probes + chunks; }
 };

@@ -8,8 +8,8 @@
 namespace grid::worker {
 
 bool Engine::Receive(absl::Time now) {
-  const bool any =
-      transport_->Receive(options_.batch, [&](absl::Span<const uint8_t> f) { OnFrame(f, now); }) > 0;
+  const bool any = transport_->Receive(options_.batch,
+                                       [&](absl::Span<const uint8_t> f) { OnFrame(f, now); }) > 0;
   stats_.foreign = Foreign();
   return any;
 }
@@ -57,8 +57,8 @@ bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
     op.error = absl::DataLossError(absl::StrFormat(
         "allreduce %d: chunk %d: exponent %d is above what %s data can have (%d); the result "
         "was forged or corrupted on the way",
-        op.pieces.front().op->id, chunk, exponent,
-        DataTypeName(op.pieces.front().op->type), op.max_exponent));
+        op.pieces.front().op->id, chunk, exponent, DataTypeName(op.pieces.front().op->type),
+        op.max_exponent));
   }
   return false;
 }

@@ -235,8 +235,7 @@ class Generator {
     }
     if (type == MessageType::kSignal) h.num_elements = 0;
     const uint16_t port = RandomPort();
-    FrameAddress a =
-        Address(SourceFor(port), control::NodeIp(static_cast<NodeId>(rng_.Below(40))));
+    FrameAddress a = Address(SourceFor(port), control::NodeIp(static_cast<NodeId>(rng_.Below(40))));
     return {port, Build(a, h, RandomValues(h.num_elements)), kind};
   }
 

@@ -236,9 +236,8 @@ TEST_F(PipelineTest, SpoofedMembersAndResultsAreDropped) {
   for (int r : {2, 3, 6}) partial = Feed(DataFrame(job_, r, 1, 0, {1, 1, 1, 1}), r);
   ASSERT_EQ(partial.frames.size(), 1u);
   EXPECT_EQ(wire::LoadElement(Decode(partial, 0).payload, 0), 3);
-  EXPECT_EQ(FeedOn(from(ResultFrame(job_, s2_, wire::kAllRanks), root_ip), RootPort())
-                .frames.size(),
-            3u);
+  EXPECT_EQ(
+      FeedOn(from(ResultFrame(job_, s2_, wire::kAllRanks), root_ip), RootPort()).frames.size(), 3u);
 }
 
 TEST_F(PipelineTest, BadSlotFanInAndLength) {

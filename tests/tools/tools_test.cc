@@ -131,14 +131,14 @@ TEST(GridTables, WritesSwitchAndP4Tables) {
                 .status,
             2);
   // A job's token is given, never a default: the hosts' configs must match.
-  const Result no_token = RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=" +
-                                     (dir / "plan.json").string() + " --out=" +
-                                     (dir / "u").string());
+  const Result no_token = RunCommand(std::string(GRID_TABLES_BIN) +
+                                     " --topology=testbed --plan=" + (dir / "plan.json").string() +
+                                     " --out=" + (dir / "u").string());
   EXPECT_EQ(no_token.status, 2);
   EXPECT_THAT(no_token.err, HasSubstr("--token is required"));
-  EXPECT_EQ(RunCommand(std::string(GRID_TABLES_BIN) + " --topology=testbed --plan=" +
-                       (dir / "plan.json").string() + " --out=" + (dir / "u").string() +
-                       " --token=0")
+  EXPECT_EQ(RunCommand(std::string(GRID_TABLES_BIN) +
+                       " --topology=testbed --plan=" + (dir / "plan.json").string() +
+                       " --out=" + (dir / "u").string() + " --token=0")
                 .status,
             2);
   std::filesystem::remove_all(dir);

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +47,7 @@ class Cluster {
     params.elements = o.elements;
     auto switches = control::BuildSwitchConfigs(topo_, plan_, params);
     EXPECT_TRUE(switches.ok()) << switches.status();
+    switches_ = *switches;
     workers_ = *control::BuildWorkerConfigs(topo_, plan_, params);
     root_config_ = *control::BuildRootConfig(topo_, plan_, params);
     fabric_ = *transport::LoopbackFabric::Create(topo_, *switches, o.impairment, 7);
@@ -52,7 +55,12 @@ class Cluster {
     root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
     root_thread_ = std::thread([this] {
       while (!stop_.load()) {
-        if (!root_->Poll()) root_transport_->WaitReadable(absl::Milliseconds(2));
+        bool any;
+        {
+          std::lock_guard<std::mutex> lock(root_mu_);
+          any = root_->Poll();
+        }
+        if (!any) root_transport_->WaitReadable(absl::Milliseconds(2));
       }
     });
     for (int r = 0; r < o.workers; ++r) {
@@ -89,6 +97,16 @@ class Cluster {
   }
   transport::LoopbackFabric& fabric() { return *fabric_; }
   const planner::Plan& plan() const { return plan_; }
+  const topology::Topology& topology() const { return topo_; }
+  const std::vector<control::WorkerConfig>& workers() const { return workers_; }
+  const control::RootConfig& root_config() const { return root_config_; }
+  const std::map<topology::NodeId, sw::SwitchConfig>& switches() const { return switches_; }
+  // The root's counters so far (read while its thread runs: for tests that
+  // only compare them after the ranks are done).
+  root::RootStats root_stats() {
+    std::lock_guard<std::mutex> lock(root_mu_);
+    return root_->stats();
+  }
 
  private:
   ClusterOptions options_;
@@ -96,6 +114,8 @@ class Cluster {
   planner::Plan plan_;
   std::vector<control::WorkerConfig> workers_;
   control::RootConfig root_config_;
+  std::map<topology::NodeId, sw::SwitchConfig> switches_;
+  std::mutex root_mu_;  // the root engine, between its thread and root_stats()
   std::unique_ptr<transport::LoopbackFabric> fabric_;
   std::unique_ptr<Transport> root_transport_;
   std::unique_ptr<root::RootEngine> root_;

@@ -1,0 +1,369 @@
+// Adversarial traffic against a running job (docs/security.md): seven ranks
+// on the testbed, the eighth worker host an attacker that sends every class
+// of tools/attacks.h while the ranks run allreduces. Each class must be
+// dropped and counted under its reason where the threat model says, the
+// switches' slots must see only the ranks' own chunks, and every sum must be
+// exact. Then what a faulty member's host can do, and the worker's own
+// checks, one at a time.
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "grid/numerics.h"
+#include "gtest/gtest.h"
+#include "tools/attacks.h"
+#include "util/random.h"
+#include "worker/cluster.h"
+#include "worker/engine.h"
+
+namespace grid {
+namespace {
+
+using tools::Attack;
+using topology::NodeId;
+
+constexpr int kWorld = 7;
+constexpr size_t kCount = 64 * 40 + 17;  // int32 and float32 elements per operation
+constexpr int kIterations = 3;
+
+testing::ClusterOptions Options() {
+  testing::ClusterOptions o;
+  o.workers = kWorld;      // W1..W7: W8's host is free for the attacker
+  o.planner = "switchml";  // W8's switch, S3, aggregates W5 and W6
+  o.slots = 16;
+  o.comm.timeout = absl::Seconds(60);
+  return o;
+}
+
+// Where each class must end up: a switch's drop reason, the root's foreign
+// counter, or the imitated member's.
+struct Expect {
+  enum Where { kSwitch, kRoot, kVictim } where;
+  int reason = 0;
+};
+
+Expect Expected(Attack a) {
+  auto at = [](sw::Drop d) { return Expect{Expect::kSwitch, static_cast<int>(d)}; };
+  auto codec = [](wire::WireError e) { return Expect{Expect::kSwitch, static_cast<int>(e)}; };
+  switch (a) {
+    case Attack::kWrongToken:
+      return at(sw::Drop::kBadToken);
+    case Attack::kWrongJob:
+      return at(sw::Drop::kUnknownJob);
+    case Attack::kNonMember:
+      return at(sw::Drop::kNotMember);
+    case Attack::kImpersonate:
+    case Attack::kOldData:
+    case Attack::kOldResult:
+    case Attack::kBadSlot:
+    case Attack::kExponent:
+    case Attack::kCollisionFlood:
+      return at(sw::Drop::kBadIngress);  // the attacker's port is not the member's nor the root's
+    case Attack::kSpoofedSource:
+    case Attack::kSpoofedPartial:
+      return at(sw::Drop::kBadSource);  // its own port takes only its own address
+    case Attack::kForeignResult:
+      return {Expect::kVictim, 0};
+    case Attack::kForgedPartial:
+      return {Expect::kRoot, 0};
+    case Attack::kLengthMismatch:
+      return codec(wire::WireError::kGridPayloadLength);
+    case Attack::kTruncated:
+      return codec(wire::WireError::kTruncated);
+    case Attack::kTtl1:
+      return at(sw::Drop::kTtlExpired);
+    case Attack::kIpOptions:
+      return codec(wire::WireError::kIpHeaderLength);
+    case Attack::kIpFragment:
+      return codec(wire::WireError::kIpFragment);
+    case Attack::kEnd:
+      break;
+  }
+  return {};
+}
+
+uint64_t SwitchDrops(testing::Cluster& c, int reason) {
+  uint64_t n = 0;
+  for (const auto& [node, config] : c.switches())
+    n += c.fabric().SwitchCounters(node)->drops[reason];
+  return n;
+}
+
+uint64_t Counted(testing::Cluster& c, const Expect& e, int victim) {
+  switch (e.where) {
+    case Expect::kSwitch:
+      return SwitchDrops(c, e.reason);
+    case Expect::kRoot:
+      return c.root_stats().foreign;
+    case Expect::kVictim:
+      return c.comm(victim).stats().foreign;
+  }
+  return 0;
+}
+
+std::vector<int32_t> Ints(int rank, int iteration) {
+  util::Random rng(static_cast<uint64_t>(rank) * 1000 + iteration);
+  std::vector<int32_t> v(kCount);
+  for (int32_t& x : v) x = static_cast<int32_t>(rng.Below(1u << 20)) - (1 << 19);
+  return v;
+}
+
+std::vector<float> Floats(int rank, int iteration) {
+  util::Random rng(static_cast<uint64_t>(rank) * 7777 + iteration);
+  std::vector<float> v(kCount);
+  for (float& x : v) x = static_cast<float>(rng.Uniform(-1, 1));
+  return v;
+}
+
+// Runs kIterations of an int32 and a float32 allreduce on every rank and
+// checks every element: int32 exactly, float32 within the numerics bound.
+void RunAndCheck(testing::Cluster& cluster) {
+  std::vector<std::vector<int32_t>> ints(kWorld);
+  std::vector<std::vector<float>> floats(kWorld);
+  std::atomic<int> failures{0};
+  for (int it = 0; it < kIterations; ++it) {
+    cluster.Run([&](int r) {
+      ints[r] = Ints(r, it);
+      floats[r].assign(kCount, 0);
+      const std::vector<float> in = Floats(r, it);
+      if (!cluster.comm(r)
+               .AllReduce(ints[r].data(), ints[r].data(), kCount, DataType::kInt32)
+               .ok() ||
+          !cluster.comm(r)
+               .AllReduce(in.data(), floats[r].data(), kCount, DataType::kFloat32)
+               .ok()) {
+        ++failures;
+      }
+    });
+    ASSERT_EQ(failures.load(), 0);
+    std::vector<int32_t> want(kCount, 0);
+    for (int r = 0; r < kWorld; ++r) {
+      const std::vector<int32_t> in = Ints(r, it);
+      for (size_t i = 0; i < kCount; ++i) want[i] += in[i];
+    }
+    for (int r = 0; r < kWorld; ++r) ASSERT_EQ(ints[r], want) << "rank " << r;
+    for (size_t i = 0; i < kCount; ++i) {
+      double exact = 0, magnitude = 0;
+      uint8_t e = 0;
+      const size_t block = i / 64 * 64;
+      for (int r = 0; r < kWorld; ++r) {
+        const std::vector<float> in = Floats(r, it);
+        exact += in[i];
+        magnitude += std::fabs(in[i]);
+        e = std::max(
+            e, *numerics::BlockExponent({in.data() + block, std::min<size_t>(64, kCount - block)}));
+      }
+      const double bound = numerics::SumErrorBound(e, kWorld, kWorld, magnitude);
+      for (int r = 0; r < kWorld; ++r) {
+        ASSERT_LE(std::fabs(floats[r][i] - exact), bound) << "rank " << r << " element " << i;
+      }
+    }
+  }
+}
+
+// The DATA each aggregating switch should have added: its members' chunks,
+// once each.
+uint64_t ExpectedData(int members) {
+  const uint64_t chunks = (kCount + 63) / 64;
+  const uint64_t probes = std::min<uint64_t>(chunks, Options().slots);
+  return static_cast<uint64_t>(members) * kIterations * (chunks + probes + chunks);
+}
+
+class Adversarial : public ::testing::TestWithParam<int> {};
+
+TEST_P(Adversarial, IsDroppedCountedAndNeverReachesASum) {
+  const Attack attack = static_cast<Attack>(GetParam());
+  testing::Cluster cluster(Options());
+  const NodeId attacker = *cluster.topology().Find("W8");
+  auto transport = cluster.fabric().Attach(attacker);
+  ASSERT_TRUE(transport.ok()) << transport.status();
+  auto setup = tools::MakeAttackSetup(cluster.topology(), attacker, cluster.workers(),
+                                      cluster.root_config(), cluster.switches());
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  const int victim = setup->victim.rank;
+  const Expect expect = Expected(attack);
+  const uint64_t before = Counted(cluster, expect, victim);
+
+  std::atomic<bool> done{false};
+  uint64_t sent = 0;
+  std::thread attacker_thread([&] {
+    // At least 200 frames, spread over the whole run.
+    for (uint64_t i = 0; !done.load() || i < 200; ++i) {
+      const std::vector<uint8_t> f = tools::AttackFrame(attack, *setup, i);
+      const absl::Span<const uint8_t> frame(f);
+      (*transport)->Send(absl::MakeConstSpan(&frame, 1));
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  });
+  RunAndCheck(cluster);
+  done.store(true);
+  attacker_thread.join();
+
+  // Every frame counted where the threat model says (a result for the
+  // member waits in its inbox until its progress thread reads it).
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (Counted(cluster, expect, victim) - before < sent && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(Counted(cluster, expect, victim) - before, sent)
+      << tools::AttackName(attack) << ": " << sent << " frames sent";
+  // The slots saw the ranks' own chunks, each once, and nothing else.
+  for (const planner::Aggregator& a : planner::Aggregators(cluster.plan())) {
+    const sw::Counters counters = *cluster.fabric().SwitchCounters(a.node);
+    EXPECT_EQ(counters.jobs.begin()->second.data, ExpectedData(static_cast<int>(a.members.size())))
+        << "switch " << a.node;
+    EXPECT_EQ(counters.drops[static_cast<int>(sw::Drop::kCollision)], 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryClass, Adversarial, ::testing::Range(0, tools::kNumAttacks),
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return std::string(tools::AttackName(static_cast<Attack>(param.param)));
+                         });
+
+// A member's own host replaying its old chunks, or sending slots beyond the
+// pool: it passes every origin check, and still cannot touch a sum.
+TEST(FaultyMember, ReplaysAndBadSlotsFromItsOwnHost) {
+  testing::Cluster cluster(Options());
+  auto setup = tools::MakeAttackSetup(cluster.topology(), *cluster.topology().Find("W8"),
+                                      cluster.workers(), cluster.root_config(), cluster.switches());
+  ASSERT_TRUE(setup.ok());
+  // The member's host sends as itself.
+  const NodeId host = setup->victim.node;
+  setup->attacker_ip = setup->victim.ip;
+  setup->attacker_mac = setup->victim.mac;
+  setup->first_hop_mac = setup->victim.next_hop_mac;
+  RunAndCheck(cluster);  // the operations the replays come from are over
+  const uint64_t stale_before = SwitchDrops(cluster, static_cast<int>(sw::Drop::kStale)) +
+                                SwitchDrops(cluster, static_cast<int>(sw::Drop::kDuplicate));
+  const uint64_t slot_before = SwitchDrops(cluster, static_cast<int>(sw::Drop::kBadSlot));
+  for (uint64_t i = 0; i < 64; ++i) {
+    cluster.fabric().InjectFrom(host, tools::AttackFrame(Attack::kOldData, *setup, i));
+    cluster.fabric().InjectFrom(host, tools::AttackFrame(Attack::kBadSlot, *setup, i));
+  }
+  EXPECT_EQ(SwitchDrops(cluster, static_cast<int>(sw::Drop::kStale)) +
+                SwitchDrops(cluster, static_cast<int>(sw::Drop::kDuplicate)) - stale_before,
+            64u);
+  EXPECT_EQ(SwitchDrops(cluster, static_cast<int>(sw::Drop::kBadSlot)) - slot_before, 64u);
+  RunAndCheck(cluster);
+}
+
+// A transport for one engine, by hand: what the engine sends is kept, and
+// frames given to it are what it receives.
+class HandTransport final : public Transport {
+ public:
+  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+    for (auto f : frames) sent.emplace_back(f.begin(), f.end());
+    return frames.size();
+  }
+  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    size_t n = 0;
+    while (n < max && !inbox.empty()) {
+      on_frame(inbox.front());
+      inbox.erase(inbox.begin());
+      ++n;
+    }
+    return n;
+  }
+  void WaitReadable(absl::Duration) override {}
+  std::string Describe() const override { return "hand"; }
+  std::vector<std::vector<uint8_t>> sent, inbox;
+};
+
+// The answer the engine's aggregation node would send for `request`.
+std::vector<uint8_t> Answer(const control::WorkerConfig& c, const std::vector<uint8_t>& request,
+                            uint8_t next_exponent, uint32_t src_ip, wire::MacAddress src_mac) {
+  wire::FrameView v = *wire::DecodeFrame(request);
+  wire::Header h = v.header;
+  h.type = wire::MessageType::kResult;
+  h.next_exponent = next_exponent;
+  wire::FrameAddress a;
+  a.src_ip = src_ip;
+  a.dst_ip = c.ip;
+  a.src_mac = src_mac;
+  a.dst_mac = c.mac;
+  std::vector<uint8_t> f(wire::FrameBytes(h.num_elements));
+  (void)wire::EncodeFrame(a, h, {v.payload, size_t{h.num_elements} * 4}, absl::MakeSpan(f));
+  return f;
+}
+
+struct OneRank {
+  OneRank() {
+    testing::Cluster cluster(Options());
+    config = cluster.workers()[4];
+  }
+  control::WorkerConfig config;
+};
+
+// A float16 operation's results promise an exponent no float16 can have:
+// the operation fails, naming the chunk, instead of returning garbage.
+TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
+  const control::WorkerConfig config = OneRank().config;
+  HandTransport transport;
+  CommunicatorOptions options;
+  worker::Engine engine(config, &transport, options);
+  auto op = std::make_shared<internal::OpState>();
+  std::vector<uint16_t> in(128, 0x3c00), out(128);  // 1.0 in float16
+  op->type = DataType::kFloat16;
+  op->send = in.data();
+  op->recv = out.data();
+  op->count = in.size();
+  op->deadline = absl::Now() + absl::Seconds(10);
+  uint32_t op_seq = 0;
+  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Poll(absl::Now());
+  ASSERT_EQ(transport.sent.size(), 2u);  // two probes
+  for (const auto& probe : transport.sent) {
+    transport.inbox.push_back(
+        Answer(config, probe, 200, config.aggregator_ip, config.next_hop_mac));
+  }
+  transport.sent.clear();
+  engine.Poll(absl::Now());
+  ASSERT_EQ(transport.sent.size(), 2u);  // the data, quantized with what was agreed
+  for (const auto& data : transport.sent) {
+    transport.inbox.push_back(Answer(config, data, 0, config.aggregator_ip, config.next_hop_mac));
+  }
+  engine.Poll(absl::Now());
+  std::unique_lock<std::mutex> lock(op->mu);
+  ASSERT_TRUE(op->done);
+  EXPECT_EQ(op->status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(op->status.message(), ::testing::HasSubstr("exponent 200 is above what float16"));
+  EXPECT_THAT(op->status.message(), ::testing::HasSubstr("chunk 0"));
+}
+
+// Results count only from the aggregation node, through the first hop.
+TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
+  const control::WorkerConfig config = OneRank().config;
+  HandTransport transport;
+  worker::Engine engine(config, &transport, CommunicatorOptions{});
+  auto op = std::make_shared<internal::OpState>();
+  std::vector<int32_t> in(64, 1), out(64);
+  op->type = DataType::kInt32;
+  op->send = in.data();
+  op->recv = out.data();
+  op->count = in.size();
+  op->deadline = absl::Now() + absl::Seconds(10);
+  uint32_t op_seq = 0;
+  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Poll(absl::Now());
+  ASSERT_EQ(transport.sent.size(), 1u);
+  const std::vector<uint8_t> request = transport.sent[0];
+  wire::MacAddress other_mac = config.next_hop_mac;
+  other_mac[5] ^= 1;
+  transport.inbox.push_back(
+      Answer(config, request, 0, config.aggregator_ip + 1, config.next_hop_mac));
+  transport.inbox.push_back(Answer(config, request, 0, config.aggregator_ip, other_mac));
+  engine.Poll(absl::Now());
+  EXPECT_EQ(engine.stats().foreign, 2u);
+  EXPECT_FALSE(op->done);
+  transport.inbox.push_back(Answer(config, request, 0, config.aggregator_ip, config.next_hop_mac));
+  engine.Poll(absl::Now());
+  EXPECT_TRUE(op->done);
+  EXPECT_EQ(out, in);  // the one contribution: its own
+}
+
+}  // namespace
+}  // namespace grid
