@@ -144,11 +144,17 @@ Keys UdpEmulation(const Fabric& f, const EmulationOptions& o, int base, const st
     }
     keys.emplace_back("grid/switch-ports/" + c.name, lines);
   }
-  HostTransports(f, keys, [&](NodeId node, const std::string&) {
+  auto link = [&](NodeId node) {
     const auto [own, peer] = end(node, 0);
     return absl::StrFormat("udp-link:bind=%s:%d,peer=%s:%d%s%s,seed=%d", host, own, host, peer,
                            o.impairment.empty() ? "" : ",", o.impairment, own);
-  });
+  };
+  HostTransports(f, keys, [&](NodeId node, const std::string&) { return link(node); });
+  // Every host's link, the job's or not: a tool that plays another host
+  // (grid-attack) takes one that no rank uses.
+  for (NodeId h : f.topology.Hosts()) {
+    keys.emplace_back("grid/host-transport/" + f.topology.node(h).name, link(h));
+  }
   return keys;
 }
 

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
       "\"comm_ms_per_iteration\":%.3f,\"send_mbps\":%.3f,\"bytes_sent\":%llu,"
       "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
-      "\"retransmissions\":%llu,\"timeouts\":%llu,\"error\":\"%s\"}\n",
+      "\"retransmissions\":%llu,\"timeouts\":%llu,\"foreign\":%llu,\"error\":\"%s\"}\n",
       rank, failure.ok() && wrong == 0 ? "true" : "false", static_cast<unsigned long long>(wrong),
       worst, seconds, 1e3 * comm_s / iterations,
       comm_s > 0 ? 8e-6 * static_cast<double>(s.bytes_sent) / comm_s : 0.0,
@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(s.packets_sent),
       static_cast<unsigned long long>(s.packets_received),
       static_cast<unsigned long long>(s.retransmissions),
-      static_cast<unsigned long long>(s.timeouts), std::string(failure.message()).c_str());
+      static_cast<unsigned long long>(s.timeouts), static_cast<unsigned long long>(s.foreign),
+      std::string(failure.message()).c_str());
   std::fflush(stdout);
   if (!failure.ok()) return 3;
   return wrong == 0 ? 0 : 1;
