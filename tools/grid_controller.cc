@@ -33,7 +33,8 @@ using namespace grid;
 constexpr char kUsage[] =
     "usage: grid-controller --topology=SPEC|FILE --workers=N (--store=file:DIR | --serve=PORT)\n"
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
-    "                       [--slots=256] [--elements=64] [--switch=grid|bmv2]\n"
+    "                       [--slots=256] [--elements=64] [--slot-base=0] [--label-base=0]\n"
+    "                       [--switch=grid|bmv2]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
     "                       [--netns=PREFIX [--host-transport=udp|af_packet]]\n"
@@ -80,6 +81,9 @@ Job PlanJob(const tools::Flags& flags) {
   j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
   j.params.elements =
       static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
+  // Another job on the same switches takes other ranges (docs/security.md).
+  j.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
+  j.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
   j.switches = Check(control::BuildSwitchConfigs(j.topology, j.plan, j.params), flags);
   j.workers = Check(control::BuildWorkerConfigs(j.topology, j.plan, j.params), flags);
   j.root = Check(control::BuildRootConfig(j.topology, j.plan, j.params), flags);
@@ -138,7 +142,8 @@ int main(int argc, char** argv) {
                             "host",          "link-impairment", "memif-dir",
                             "eal-memory-mb", "link-gbps",       "switch",
                             "netns",         "host-transport",  "bmv2-thrift-base",
-                            "bmv2-cli",      "bmv2-wait-s"},
+                            "bmv2-cli",      "bmv2-wait-s",     "slot-base",
+                            "label-base"},
                            kUsage);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = EmulationOptionsFrom(flags);

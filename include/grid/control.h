@@ -32,6 +32,9 @@ struct JobParams {
   uint32_t token = 0;
   uint32_t slots = 256;    // pool size P on every aggregating switch
   uint32_t slot_base = 0;  // where the pool starts in each switch's slot memory
+  // The job's path labels are label_base + 1, label_base + 2, ...: jobs that
+  // share switches take disjoint ranges, as they take disjoint pools.
+  uint16_t label_base = 0;
   uint16_t elements = wire::kDefaultElements;
 };
 
@@ -48,6 +51,13 @@ absl::StatusOr<uint32_t> NewToken();
 // Checks a job's parameters: a token, a pool and a packet size in range.
 // Errors name the job and the field.
 absl::Status ValidateJobParams(const JobParams& job);
+
+// Adds the tables of another job to `into`, switch by switch: for jobs that
+// share switches. Errors name the switch and what clashes: the same job id, a
+// label routed two ways (give the jobs disjoint label_base ranges), an
+// overlapping pool (disjoint slot_base ranges), different identities.
+absl::Status MergeSwitchConfigs(const std::map<topology::NodeId, sw::SwitchConfig>& more,
+                                std::map<topology::NodeId, sw::SwitchConfig>& into);
 
 absl::StatusOr<std::map<topology::NodeId, sw::SwitchConfig>> BuildSwitchConfigs(
     const topology::Topology& topology, const planner::Plan& plan, const JobParams& job);

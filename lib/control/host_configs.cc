@@ -86,9 +86,10 @@ absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Top
     w.node = plan.job.workers[r];
     w.aggregator = route.aggregator;
     w.root = plan.job.root;
-    w.up_label = labels.up[r];
+    w.up_label = static_cast<uint16_t>(job.label_base + labels.up[r]);
     const bool direct = route.aggregator == plan.job.root;
-    w.next_path = direct ? 0 : labels.to_root.at(route.aggregator);
+    w.next_path =
+        direct ? 0 : static_cast<uint16_t>(job.label_base + labels.to_root.at(route.aggregator));
     w.fan_in = direct ? root_fan_in : members.at(route.aggregator);
     w.slots = job.slots;
     w.elements = job.elements;
@@ -119,13 +120,14 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
   root.ip = NodeIp(root.node);
   root.mac = NodeMac(root.node);
   auto first_hop = [&](uint16_t label) { return NodeMac(labels.paths[label - 1].nodes.at(1)); };
+  auto job_label = [&](uint16_t label) { return static_cast<uint16_t>(job.label_base + label); };
   for (const planner::Aggregator& a : planner::Aggregators(plan)) {
     RootConfig::Contributor c;
     c.node = a.node;
     c.is_switch = true;
-    c.result_label = labels.from_root.at(a.node);
+    c.result_label = job_label(labels.from_root.at(a.node));
     c.ip = NodeIp(a.node);
-    c.next_hop_mac = first_hop(c.result_label);
+    c.next_hop_mac = first_hop(labels.from_root.at(a.node));
     root.contributors.push_back(c);
   }
   for (size_t r = 0; r < plan.workers.size(); ++r) {
@@ -133,9 +135,9 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
     RootConfig::Contributor c;
     c.node = plan.job.workers[r];
     c.rank = static_cast<uint16_t>(r);
-    c.result_label = labels.result[r];
+    c.result_label = job_label(labels.result[r]);
     c.ip = NodeIp(c.node);
-    c.next_hop_mac = first_hop(c.result_label);
+    c.next_hop_mac = first_hop(labels.result[r]);
     root.contributors.push_back(c);
   }
   return root;

@@ -41,10 +41,12 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
   if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
   if (absl::Status s = ValidateJobParams(job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
-  if (labels.paths.size() > 65535) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "job %d: %d distinct paths; path labels are 16 bits", job.job_id, labels.paths.size()));
+  if (labels.paths.size() + job.label_base > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("job %d: %d distinct paths from label_base %d; path labels are 16 bits",
+                        job.job_id, labels.paths.size(), job.label_base));
   }
+  auto label = [&](uint16_t plan_label) { return static_cast<uint16_t>(job.label_base + plan_label); };
   std::map<NodeId, sw::SwitchConfig> configs;
   topology::Router router(topo);
   const std::vector<NodeId> hosts = topo.Hosts();
@@ -75,7 +77,7 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     for (size_t i = 0; i + 1 < path.nodes.size(); ++i) {
       const NodeId at = path.nodes[i];
       if (!topo.node(at).is_switch()) continue;
-      configs[at].label_routes[static_cast<uint16_t>(l + 1)] =
+      configs[at].label_routes[label(static_cast<uint16_t>(l + 1))] =
           Toward(topo, path, i, path.nodes.back());
     }
   }
@@ -104,12 +106,13 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     agg.root = Toward(topo, *a.to_root, 0, plan.job.root);
     agg.root_node = static_cast<uint16_t>(plan.job.root);
     agg.root_fan_in = root_fan_in;
-    agg.to_root_label = labels.to_root.at(a.node);
+    agg.to_root_label = label(labels.to_root.at(a.node));
     for (size_t i = 0; i < a.members.size(); ++i) {
       const int rank = a.members[i];
       const topology::Path result = planner::ReversePath(plan.workers[rank].up);
       agg.members.push_back({static_cast<uint16_t>(rank), static_cast<uint8_t>(i),
-                             Toward(topo, result, 0, plan.job.workers[rank]), labels.result[rank]});
+                             Toward(topo, result, 0, plan.job.workers[rank]),
+                             label(labels.result[rank])});
     }
     c.jobs[job.job_id].aggregate = std::move(agg);
   }
@@ -117,6 +120,46 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     if (absl::Status s = sw::ValidateConfig(c); !s.ok()) return s;
   }
   return configs;
+}
+
+absl::Status MergeSwitchConfigs(const std::map<NodeId, sw::SwitchConfig>& more,
+                                std::map<NodeId, sw::SwitchConfig>& into) {
+  std::map<NodeId, sw::SwitchConfig> merged = into;  // `into` changes only if all merge
+  for (const auto& [node, add] : more) {
+    auto it = merged.find(node);
+    if (it == merged.end()) {
+      merged.emplace(node, add);
+      continue;
+    }
+    sw::SwitchConfig& c = it->second;
+    auto clash = [&](const std::string& what) {
+      return absl::InvalidArgumentError(absl::StrFormat("switch \"%s\": %s", c.name, what));
+    };
+    if (c.node_id != add.node_id || c.ip != add.ip || c.mac != add.mac ||
+        c.num_ports != add.num_ports) {
+      return clash("the two tables describe different switches");
+    }
+    auto same = [](const sw::Endpoint& a, const sw::Endpoint& b) {
+      return a.port == b.port && a.ip == b.ip && a.mac == b.mac;
+    };
+    for (const auto& [l, e] : add.label_routes) {
+      auto [at, fresh] = c.label_routes.emplace(l, e);
+      if (!fresh && !same(at->second, e)) {
+        return clash(absl::StrFormat("label %d is routed two ways (disjoint label_base)", l));
+      }
+    }
+    for (const auto& [ip, e] : add.ip_routes) {
+      auto [at, fresh] = c.ip_routes.emplace(ip, e);
+      if (!fresh && !same(at->second, e)) return clash("a host is routed two ways");
+    }
+    for (const auto& [port, ip] : add.hosts) c.hosts.emplace(port, ip);
+    for (const auto& [id, job] : add.jobs) {
+      if (!c.jobs.emplace(id, job).second) return clash(absl::StrFormat("job %d twice", id));
+    }
+    if (absl::Status s = sw::ValidateConfig(c); !s.ok()) return s;
+  }
+  into = std::move(merged);
+  return absl::OkStatus();
 }
 
 }  // namespace grid::control
