@@ -5,11 +5,13 @@
 // int32 exactly, float32 against the numerics bound of its block.
 //
 //   grid-allreduce-check [--iterations=3] [--count=20000] [--types=int32,float32]
+//                        [--seconds=S]
 //
 // Prints one JSON line: correctness, the communication time per iteration
 // (the allreduce calls only), the sending rate and the engine's counters.
 // Exits 0 when every result is right, 1 when one is wrong, 3 when an
 // operation failed (its status is printed).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -46,8 +48,11 @@ std::vector<float> Floats(int rank, int iteration, size_t n) {
 
 int main(int argc, char** argv) {
   const grid::tools::Flags flags(
-      "grid-allreduce-check", argc, argv, {"iterations", "count", "types"},
-      "usage: grid-allreduce-check [--iterations=N] [--count=N] [--types=int32,float32]\n");
+      "grid-allreduce-check", argc, argv, {"iterations", "count", "types", "seconds"},
+      "usage: grid-allreduce-check [--iterations=N] [--count=N] [--types=int32,float32]\n"
+      "                            [--seconds=S]\n"
+      "--seconds: stop after the iteration that passes S seconds (every rank the same way:\n"
+      "rank 0 decides and the others learn it through an allreduce)\n");
   const int iterations = static_cast<int>(flags.Int("iterations", 3, 1, 100000));
   const size_t count = static_cast<size_t>(flags.Int("count", 20000, 0, 1 << 28));
   const std::vector<std::string> types =
@@ -64,7 +69,15 @@ int main(int argc, char** argv) {
   absl::Status failure;
   absl::Duration in_allreduce;  // time in AllReduce calls only
   const absl::Time start = absl::Now();
-  for (int it = 0; it < iterations && failure.ok(); ++it) {
+  const int64_t seconds_limit = flags.Int("seconds", 0, 0, 86400);
+  int done = 0;
+  for (int it = 0; it < iterations && failure.ok(); ++it, ++done) {
+    if (seconds_limit > 0) {
+      // Every rank must stop at the same iteration: rank 0's clock decides.
+      int32_t stop = rank == 0 && absl::Now() - start > absl::Seconds(seconds_limit);
+      failure = c.AllReduce(&stop, &stop, 1, DataType::kInt32);
+      if (!failure.ok() || stop != 0) break;
+    }
     for (const std::string& type : types) {
       if (type == "int32") {
         std::vector<int32_t> v = Ints(rank, it, count);
@@ -119,7 +132,7 @@ int main(int argc, char** argv) {
       "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
       "\"retransmissions\":%llu,\"timeouts\":%llu,\"foreign\":%llu,\"error\":\"%s\"}\n",
       rank, failure.ok() && wrong == 0 ? "true" : "false", static_cast<unsigned long long>(wrong),
-      worst, seconds, 1e3 * comm_s / iterations,
+      worst, seconds, 1e3 * comm_s / std::max(done, 1),
       comm_s > 0 ? 8e-6 * static_cast<double>(s.bytes_sent) / comm_s : 0.0,
       static_cast<unsigned long long>(s.bytes_sent), static_cast<unsigned long long>(s.operations),
       static_cast<unsigned long long>(s.packets_sent),

@@ -81,8 +81,7 @@ std::vector<tools::Attack> Classes(const std::string& text, const tools::Flags& 
 // same switch port.
 std::string LinkSpec(Store& store, const std::string& host, bool elsewhere,
                      const tools::Flags& flags) {
-  std::string spec =
-      Check(store.Get("grid/host-transport/" + host, absl::Seconds(30)), flags);
+  std::string spec = Check(store.Get("grid/host-transport/" + host, absl::Seconds(30)), flags);
   if (!elsewhere) return spec;
   const size_t bind = spec.find("bind="), comma = spec.find(',', bind);
   const std::string addr = spec.substr(bind + 5, comma - bind - 5);
@@ -118,8 +117,7 @@ int main(int argc, char** argv) {
   uint64_t i = 0;
   std::vector<std::vector<uint8_t>> frames;
   std::vector<absl::Span<const uint8_t>> spans;
-  while (!g_stop &&
-         (count > 0 ? i < static_cast<uint64_t>(count) : absl::Now() - start < length)) {
+  while (!g_stop && (count > 0 ? i < static_cast<uint64_t>(count) : absl::Now() - start < length)) {
     // Whatever the schedule owes by now, in batches of up to 64.
     const auto due = static_cast<uint64_t>(absl::ToDoubleSeconds(absl::Now() - start) * pps) + 1;
     frames.clear();
@@ -140,8 +138,9 @@ int main(int argc, char** argv) {
   for (tools::Attack a : classes) {
     parts.push_back(absl::StrFormat("\"%s\":%d", tools::AttackName(a), sent[static_cast<int>(a)]));
   }
-  std::printf("{\"host\":\"%s\",\"victim_rank\":%d,\"frames\":%llu,\"seconds\":%.3f,\"sent\":{%s}}\n",
-              host.c_str(), setup.victim.rank, static_cast<unsigned long long>(i), absl::ToDoubleSeconds(absl::Now() - start),
-              absl::StrJoin(parts, ",").c_str());
+  std::printf(
+      "{\"host\":\"%s\",\"victim_rank\":%d,\"frames\":%llu,\"seconds\":%.3f,\"sent\":{%s}}\n",
+      host.c_str(), setup.victim.rank, static_cast<unsigned long long>(i),
+      absl::ToDoubleSeconds(absl::Now() - start), absl::StrJoin(parts, ",").c_str());
   return 0;
 }

@@ -324,7 +324,8 @@ class Communicator::Impl {
       }
     }
     if (silent.empty() && behind.empty()) {
-      return "every rank is alive and has issued it, so its chunks were lost on the way";
+      return "every rank is alive and has issued it, so its chunks were lost on the way, or an "
+             "aggregation switch or the root lost its state (restarted) meanwhile";
     }
     std::string out = "ranks that did not contribute:";
     if (!silent.empty()) out += " not responding " + absl::StrJoin(silent, ", ");

@@ -46,7 +46,9 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
         absl::StrFormat("job %d: %d distinct paths from label_base %d; path labels are 16 bits",
                         job.job_id, labels.paths.size(), job.label_base));
   }
-  auto label = [&](uint16_t plan_label) { return static_cast<uint16_t>(job.label_base + plan_label); };
+  auto label = [&](uint16_t plan_label) {
+    return static_cast<uint16_t>(job.label_base + plan_label);
+  };
   std::map<NodeId, sw::SwitchConfig> configs;
   topology::Router router(topo);
   const std::vector<NodeId> hosts = topo.Hosts();

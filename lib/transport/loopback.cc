@@ -62,6 +62,7 @@ absl::StatusOr<std::unique_ptr<LoopbackFabric>> LoopbackFabric::Create(
       auto p = sw::Pipeline::Create(it->second);
       if (!p.ok()) return p.status();
       node->pipeline = std::make_unique<sw::Pipeline>(std::move(*p));
+      node->config = it->second;
     }
     f->switches_.emplace(s, std::move(node));
   }
@@ -97,6 +98,18 @@ void LoopbackFabric::SetLinkDown(NodeId a, NodeId b, bool down) {
   for (const topology::Adjacent& adj : topology_.neighbors(a)) {
     if (adj.node == b) link_down_[adj.arc / 2].store(down);
   }
+}
+
+absl::Status LoopbackFabric::RestartSwitch(NodeId node) {
+  auto it = switches_.find(node);
+  if (it == switches_.end() || !it->second->pipeline) {
+    return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
+  }
+  std::lock_guard<std::mutex> lock(it->second->mu);
+  auto fresh = sw::Pipeline::Create(it->second->config);
+  if (!fresh.ok()) return fresh.status();
+  it->second->pipeline = std::make_unique<sw::Pipeline>(*std::move(fresh));
+  return absl::OkStatus();
 }
 
 FabricStats LoopbackFabric::stats() const {

@@ -59,6 +59,10 @@ class LoopbackFabric {
   // everything) or up again.
   void SetLinkDown(topology::NodeId a, topology::NodeId b, bool down);
 
+  // Restarts switch `node`'s pipeline from its tables: everything in its
+  // slots is lost, as when a switch process or a Tofino restarts.
+  absl::Status RestartSwitch(topology::NodeId node);
+
   FabricStats stats() const;
   // The counters of one switch's pipeline (a copy, taken under its lock).
   absl::StatusOr<sw::Counters> SwitchCounters(topology::NodeId node) const;
@@ -75,6 +79,7 @@ class LoopbackFabric {
     std::mutex mu;
     std::unique_ptr<sw::Pipeline> pipeline;
     sw::Output out;
+    sw::SwitchConfig config;  // for restarts
   };
 
   explicit LoopbackFabric(const topology::Topology& topology)

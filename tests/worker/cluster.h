@@ -101,6 +101,12 @@ class Cluster {
   const std::vector<control::WorkerConfig>& workers() const { return workers_; }
   const control::RootConfig& root_config() const { return root_config_; }
   const std::map<topology::NodeId, sw::SwitchConfig>& switches() const { return switches_; }
+  // The root process restarts: a fresh engine on the same transport, with
+  // nothing of what the old one had completed.
+  void RestartRoot() {
+    std::lock_guard<std::mutex> lock(root_mu_);
+    root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
+  }
   // The root's counters so far (read while its thread runs: for tests that
   // only compare them after the ranks are done).
   root::RootStats root_stats() {

@@ -56,8 +56,8 @@ class TwoJobs : public ::testing::Test {
     std::map<NodeId, sw::SwitchConfig> switches;
     for (int j = 0; j < 2; ++j) {
       Job& job = jobs_[j];
-      job.plan = *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))
-                      ->Plan(topo_, spec[j]);
+      job.plan =
+          *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo_, spec[j]);
       job.params.job_id = static_cast<uint16_t>(11 + j);
       job.params.token = *control::NewToken();
       job.params.slots = 16;
@@ -151,8 +151,8 @@ TEST_F(TwoJobs, EachIsExactWhileTheOtherRuns) {
   // switches.
   int shared = 0;
   for (const auto& [node, c] : switches_) {
-    shared += c.jobs.count(11) && c.jobs.at(11).aggregate && c.jobs.count(12) &&
-              c.jobs.at(12).aggregate;
+    shared +=
+        c.jobs.count(11) && c.jobs.at(11).aggregate && c.jobs.count(12) && c.jobs.at(12).aggregate;
   }
   EXPECT_GE(shared, 2);
   bool exact[2];
@@ -241,9 +241,8 @@ TEST_F(TwoJobs, APacketOfOneJobNeverTouchesTheOthersSlots) {
 
 TEST(MergeSwitchConfigs, RefusesClashes) {
   const topology::Topology topo = *topology::GenerateTopology("testbed");
-  const planner::Plan plan =
-      *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))
-           ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
+  const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))
+                                  ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
   control::JobParams a;
   a.token = 1;
   control::JobParams b = a;
@@ -256,8 +255,10 @@ TEST(MergeSwitchConfigs, RefusesClashes) {
   status = control::MergeSwitchConfigs(*control::BuildSwitchConfigs(topo, plan, b), merged);
   EXPECT_THAT(status.message(), ::testing::HasSubstr("overlap"));
   b.slot_base = 256;
-  EXPECT_TRUE(control::MergeSwitchConfigs(*control::BuildSwitchConfigs(topo, plan, b), merged).ok());
-  EXPECT_FALSE(control::MergeSwitchConfigs(*control::BuildSwitchConfigs(topo, plan, b), merged).ok())
+  EXPECT_TRUE(
+      control::MergeSwitchConfigs(*control::BuildSwitchConfigs(topo, plan, b), merged).ok());
+  EXPECT_FALSE(
+      control::MergeSwitchConfigs(*control::BuildSwitchConfigs(topo, plan, b), merged).ok())
       << "the same job twice";
 }
 

@@ -1,0 +1,158 @@
+// Failures during a job (docs/security.md, "Failures"): a link that flaps,
+// a rank ten times slower than the others, a switch and the root that
+// restart and lose what they held. The first two must finish exact. A
+// restart may cost the job: then every rank gets a clear error within twice
+// its timeout, and no rank ever returns a wrong sum.
+#include <atomic>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "util/random.h"
+#include "worker/cluster.h"
+
+namespace grid {
+namespace {
+
+constexpr size_t kCount = 64 * 64 + 9;
+
+std::vector<int32_t> Input(int rank, int iteration) {
+  util::Random rng(static_cast<uint64_t>(rank) * 977 + iteration);
+  std::vector<int32_t> v(kCount);
+  for (int32_t& x : v) x = static_cast<int32_t>(rng.Below(1u << 20));
+  return v;
+}
+
+std::vector<int32_t> Sum(int world, int iteration) {
+  std::vector<int32_t> s(kCount, 0);
+  for (int r = 0; r < world; ++r) {
+    const std::vector<int32_t> in = Input(r, iteration);
+    for (size_t i = 0; i < kCount; ++i) s[i] += in[i];
+  }
+  return s;
+}
+
+// What happened to one rank's run of operations.
+struct Outcome {
+  int completed = 0;           // operations that ended OK (and exact)
+  int wrong = 0;               // OK but not exact: never allowed
+  absl::Status error;          // the first error
+  absl::Duration error_after;  // from the operation's start to its error
+};
+
+// Every rank runs `iterations` int32 allreduces; `before(rank, it)` runs
+// before each (a rank's compute phase).
+std::vector<Outcome> RunRanks(testing::Cluster& cluster, int iterations,
+                              const std::function<void(int, int)>& before = nullptr) {
+  std::vector<Outcome> out(cluster.size());
+  cluster.Run([&](int r) {
+    for (int it = 0; it < iterations; ++it) {
+      if (before) before(r, it);
+      std::vector<int32_t> v = Input(r, it);
+      const absl::Time start = absl::Now();
+      absl::Status s = cluster.comm(r).AllReduce(v.data(), v.data(), kCount, DataType::kInt32);
+      if (!s.ok()) {
+        out[r].error = s;
+        out[r].error_after = absl::Now() - start;
+        return;
+      }
+      ++out[r].completed;
+      out[r].wrong += v != Sum(cluster.size(), it);
+    }
+  });
+  return out;
+}
+
+testing::ClusterOptions Options(absl::Duration timeout, double loss = 0) {
+  testing::ClusterOptions o;
+  o.impairment.loss = loss;
+  o.planner = "switchml";  // S2's and S3's partials cross the S2-S1 and S3-S1 links
+  o.slots = 16;
+  o.comm.timeout = timeout;
+  return o;
+}
+
+TEST(Failures, ALinkDownForTwoSecondsThenUpFinishesExact) {
+  testing::Cluster cluster(Options(absl::Seconds(30)));
+  const topology::NodeId s1 = *cluster.topology().Find("S1");
+  const topology::NodeId s2 = *cluster.topology().Find("S2");
+  std::thread flap([&] {
+    absl::SleepFor(absl::Milliseconds(30));
+    cluster.fabric().SetLinkDown(s1, s2, true);
+    absl::SleepFor(absl::Seconds(2));
+    cluster.fabric().SetLinkDown(s1, s2, false);
+  });
+  const absl::Time start = absl::Now();
+  const std::vector<Outcome> out = RunRanks(cluster, 40);
+  flap.join();
+  for (int r = 0; r < cluster.size(); ++r) {
+    EXPECT_TRUE(out[r].error.ok()) << "rank " << r << ": " << out[r].error;
+    EXPECT_EQ(out[r].completed, 40);
+    EXPECT_EQ(out[r].wrong, 0);
+  }
+  // The job waited the outage out: it did not finish before the link came back.
+  EXPECT_GT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_GT(cluster.fabric().stats().lost, 0u);
+}
+
+TEST(Failures, ARankTenTimesSlowerDelaysButNeverBreaksTheOthers) {
+  testing::Cluster cluster(Options(absl::Seconds(5)));
+  // A compute phase of 20 ms on every rank, 200 ms on rank 5: the others
+  // wait for it in every operation, well within their timeout.
+  const std::vector<Outcome> out = RunRanks(
+      cluster, 8, [](int rank, int) { absl::SleepFor(absl::Milliseconds(rank == 5 ? 200 : 20)); });
+  for (int r = 0; r < cluster.size(); ++r) {
+    EXPECT_TRUE(out[r].error.ok()) << "rank " << r << ": " << out[r].error;
+    EXPECT_EQ(out[r].completed, 8);
+    EXPECT_EQ(out[r].wrong, 0);
+  }
+}
+
+// A restart of `what` (the switch S2 or the root) while operations are in
+// flight: each rank finishes exact or fails clearly within 2x its timeout.
+void ExpectExactOrClearError(const std::vector<Outcome>& out, absl::Duration timeout,
+                             int iterations) {
+  int failed = 0;
+  for (size_t r = 0; r < out.size(); ++r) {
+    EXPECT_EQ(out[r].wrong, 0) << "rank " << r;
+    if (out[r].error.ok()) {
+      EXPECT_EQ(out[r].completed, iterations) << "rank " << r;
+      continue;
+    }
+    ++failed;
+    EXPECT_EQ(out[r].error.code(), absl::StatusCode::kDeadlineExceeded) << out[r].error;
+    EXPECT_LE(out[r].error_after, 2 * timeout) << "rank " << r << ": " << out[r].error;
+    EXPECT_THAT(out[r].error.message(), ::testing::HasSubstr("timed out")) << out[r].error;
+  }
+  std::printf("  %d of %zu ranks ended with an error, the others exact\n", failed, out.size());
+}
+
+// With 1% loss on every hop, so results are sometimes lost right around the
+// restart (the case a restart cannot always recover from).
+TEST(Failures, ASwitchRestartEndsExactOrWithAClearError) {
+  const absl::Duration timeout = absl::Seconds(2);
+  testing::Cluster cluster(Options(timeout, 0.01));
+  const topology::NodeId s2 = *cluster.topology().Find("S2");
+  std::thread restart([&] {
+    absl::SleepFor(absl::Milliseconds(40));
+    ASSERT_TRUE(cluster.fabric().RestartSwitch(s2).ok());
+  });
+  const std::vector<Outcome> out = RunRanks(cluster, 60);
+  restart.join();
+  ExpectExactOrClearError(out, timeout, 60);
+}
+
+TEST(Failures, ARootRestartEndsExactOrWithAClearError) {
+  const absl::Duration timeout = absl::Seconds(2);
+  testing::Cluster cluster(Options(timeout, 0.01));
+  std::thread restart([&] {
+    absl::SleepFor(absl::Milliseconds(40));
+    cluster.RestartRoot();
+  });
+  const std::vector<Outcome> out = RunRanks(cluster, 60);
+  restart.join();
+  ExpectExactOrClearError(out, timeout, 60);
+}
+
+}  // namespace
+}  // namespace grid
