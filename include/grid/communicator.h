@@ -70,7 +70,8 @@ struct CommunicatorOptions {
   uint32_t window = 0;
   uint32_t initial_window = 16;
   // Loss recovery: a chunk whose result has not come back after the RTO is
-  // sent again, then after 2x, 4x ... up to `max_rto`. The RTO starts at
+  // sent again, then after 2x, 4x, 8x (up to `max_rto` once no result has
+  // come for 2 x max_rto; docs/worker.md). The RTO starts at
   // `rto` and then follows the measured round trips (srtt + 4 rttvar, RFC
   // 6298), never below `min_rto`. A periodic scan of the in-flight slots
   // finds them; there is no timer per packet.

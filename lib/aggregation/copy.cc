@@ -9,8 +9,12 @@
 namespace grid::aggregation {
 
 namespace {
-// What a copy keeps of its contributions' flags, and passes on with the sum.
-constexpr uint8_t kKeptFlags = wire::flags::kCongestion | wire::flags::kOverflow;
+// What a copy keeps of its contributions' flags, and passes on with the sum:
+// a queue's CONGESTION, a wrapped sum's OVERFLOW, and RETRANSMIT when any
+// contribution was sent again, so no rank takes the sum's round trip for a
+// clean sample of the network's (the worker's RTO, lib/worker/loss.cc).
+constexpr uint8_t kKeptFlags =
+    wire::flags::kCongestion | wire::flags::kOverflow | wire::flags::kRetransmit;
 }  // namespace
 
 Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32_t elements,

@@ -22,7 +22,7 @@ struct Copy {
   uint32_t count = 0;  // contributions added; 0: never used
   uint8_t exponent = 0;
   uint8_t next_exponent = 0;
-  uint8_t flags = 0;  // CONGESTION and OVERFLOW seen while aggregating
+  uint8_t flags = 0;  // CONGESTION, OVERFLOW and RETRANSMIT seen while aggregating
   bool complete = false;
 };
 

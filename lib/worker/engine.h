@@ -115,7 +115,7 @@ class Engine {
   uint64_t Foreign() const { return foreign_ + transport_->foreign_frames(); }
   // loss.cc
   void Scan(absl::Time now);
-  void Backoff(absl::Time now);
+  void Backoff(absl::Time now, double floor = 1);
   // engine.cc
   void Complete(WireOp& op, absl::Time now);
   void Finalize(Piece& piece, absl::Time now);
@@ -133,10 +133,14 @@ class Engine {
   double ssthresh_;  // slow start below it, +1 per window above it
   uint32_t max_window_;
   absl::Time last_decrease_ = absl::InfinitePast();
-  // Round-trip estimate (RFC 6298), from chunks answered on their first send.
+  // Doublings of a chunk's retransmission timeout (loss.cc, Scan).
+  static constexpr int kMaxBackoff = 3;
+  static constexpr int kMaxSilentBackoff = 20;
+  // The round-trip estimate (loss.cc, SampleRtt), from clean samples.
   absl::Duration srtt_ = absl::ZeroDuration(), rttvar_ = absl::ZeroDuration();
   absl::Duration rto_;
   void SampleRtt(absl::Duration rtt);
+  absl::Time last_result_ = absl::InfinitePast();  // when a chunk was last answered
   absl::Time next_scan_ = absl::InfinitePast();
   std::vector<std::vector<uint8_t>> tx_frames_;  // frame buffers, reused
   size_t tx_count_ = 0;

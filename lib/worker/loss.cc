@@ -12,11 +12,18 @@ namespace grid::worker {
 void Engine::Scan(absl::Time now) {
   if (now < next_scan_) return;
   next_scan_ = now + options_.scan_interval;
+  // A chunk sent again waits twice as long each time, up to kMaxBackoff
+  // doublings while results are still coming (it is most likely waiting for
+  // another rank's loss to be repaired, and must not sleep through its own
+  // being lost again), and up to max_rto once nothing has come back for
+  // twice that long (the path is down).
+  const bool silent = now - last_result_ > 2 * options_.max_rto;
+  const int max_shift = silent ? kMaxSilentBackoff : kMaxBackoff;
   bool lost = false;
   for (Slot& s : slots_) {
     if (s.op == nullptr) continue;
     const absl::Duration rto =
-        std::min(options_.max_rto, rto_ * std::ldexp(1.0, std::min(s.sends - 1, 20)));
+        std::min(options_.max_rto, rto_ * std::ldexp(1.0, std::min(s.sends - 1, max_shift)));
     if (now - s.sent < rto) continue;
     if (tx_count_ == tx_frames_.size()) Flush();
     if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return;
@@ -27,11 +34,13 @@ void Engine::Scan(absl::Time now) {
     lost = true;
   }
   Flush();
-  if (lost) {
-    Backoff(now);
-    // RFC 6298 5.5: a timeout doubles the RTO until a new measurement.
-    rto_ = std::min(options_.max_rto, rto_ * 2);
-  }
+  // A timeout halves the window, once per RTO (Backoff): on rate-limited
+  // links a drop is a full queue. It does not double the shared RTO (RFC 6298
+  // 5.5): whether a chunk is late because this rank's packet was lost or
+  // another rank's was, no rank can tell, and doubling for every other rank's
+  // loss stalls all of them at max_rto under random loss. A chunk lost again
+  // backs off on its own (`sends` above).
+  if (lost) Backoff(now, options_.initial_window);
   for (const auto& w : ops_) {
     // Operations that ended out of order wait here for the ones before them.
     if (w->completed == w->total() || now <= w->deadline) continue;
@@ -72,6 +81,9 @@ void Engine::Scan(absl::Time now) {
   }
 }
 
+// RFC 6298: srtt + 4 rttvar, from clean samples only (rx.cc: answered on
+// the first send, and no rank's contribution to the chunk sent again), so
+// queues are followed and other ranks' losses are not.
 void Engine::SampleRtt(absl::Duration rtt) {
   if (srtt_ == absl::ZeroDuration()) {
     srtt_ = rtt;
@@ -84,11 +96,11 @@ void Engine::SampleRtt(absl::Duration rtt) {
   rto_ = std::clamp(srtt_ + 4 * rttvar_, options_.min_rto, options_.max_rto);
 }
 
-void Engine::Backoff(absl::Time now) {
+void Engine::Backoff(absl::Time now, double floor) {
   // At most one decrease per RTO: one loss event, one halving.
   if (now - last_decrease_ < rto_) return;
   last_decrease_ = now;
-  ssthresh_ = std::max(1.0, cwnd_ / 2);
+  ssthresh_ = std::max(std::min(floor, cwnd_), cwnd_ / 2);
   cwnd_ = ssthresh_;
 }
 

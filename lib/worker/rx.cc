@@ -115,7 +115,11 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
       numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
     }
   }
-  if (s.sends == 1) SampleRtt(now - s.sent);  // Karn: resent chunks are ambiguous
+  last_result_ = now;
+  // Karn's rule, for a whole chunk: a round trip in which any rank's
+  // contribution was sent again (RETRANSMIT, kept by the switches and the
+  // root) measures loss recovery, not the network.
+  if (s.sends == 1 && !(h.flags & wire::flags::kRetransmit)) SampleRtt(now - s.sent);
   s.op = nullptr;
   --in_flight_;
   if (!(h.flags & wire::flags::kCongestion)) {

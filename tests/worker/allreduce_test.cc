@@ -274,6 +274,35 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   EXPECT_GT(switches, 0);
 }
 
+// Heavy random loss: most chunks lose a packet somewhere on every attempt.
+// Each operation must finish within its timeout, which a shared RTO doubled
+// on every loss, or a window halved to one chunk on every loss, or a chunk's
+// backoff left to grow while it only waits for another rank's repair, each
+// broke (docs/worker.md, "Loss recovery").
+TEST_F(Allreduce, FivePercentLossDuplicationAndReordering) {
+  auto o = Options();
+  o.impairment = {0.05, 0.05, 0.05};
+  o.comm.rto = absl::Milliseconds(5);
+  o.comm.timeout = absl::Seconds(10);
+  testing::Cluster cluster(o);
+  const size_t n = 64 * 2000;
+  std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
+  for (int r = 0; r < cluster.size(); ++r) in.push_back(IntInput(r, n));
+  std::vector<absl::Status> status(cluster.size());
+  cluster.Run([&](int r) {
+    status[r] = cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kInt32);
+  });
+  std::vector<int32_t> expected(n, 0);
+  for (const auto& v : in) {
+    for (size_t i = 0; i < n; ++i) expected[i] += v[i];
+  }
+  for (int r = 0; r < cluster.size(); ++r) {
+    ASSERT_TRUE(status[r].ok()) << status[r];
+    ASSERT_EQ(out[r], expected) << "rank " << r;
+  }
+  EXPECT_GT(cluster.fabric().stats().lost, 0u);
+}
+
 TEST_F(Allreduce, ADeadRankEndsEveryOtherRankWithAnError) {
   auto o = Options();
   o.comm.timeout = absl::Seconds(1);
