@@ -40,6 +40,7 @@
 #include "switch_common.h"
 #include "transport/dpdk.h"
 #include "util/random.h"
+#include "util/tsan.h"
 
 namespace {
 
@@ -95,6 +96,19 @@ struct Port {
 
 }  // namespace
 
+// Every mbuf this switch gives back to the pool goes through here: another
+// lcore may take it out next (util/tsan.h).
+void FreeMbuf(rte_mbuf* m) {
+  grid::util::TsanRelease(m);
+  rte_pktmbuf_free(m);
+}
+
+// An mbuf from the pool or from another lcore's ring (util/tsan.h).
+rte_mbuf* Taken(rte_mbuf* m) {
+  if (m != nullptr) grid::util::TsanAcquire(m);
+  return m;
+}
+
 // One pipeline with its transmit side: the whole switch on a single lcore,
 // or one slot shard of it when several lcores run (the main lcore then
 // receives and hands each packet to the worker that owns its slot).
@@ -115,7 +129,7 @@ class Worker {
   // Runs one received frame through the pipeline and queues what it emits.
   void Handle(rte_mbuf* m, uint16_t in_port) {
     if (rte_pktmbuf_linearize(m) != 0) {
-      rte_pktmbuf_free(m);
+      FreeMbuf(m);
       return;
     }
     uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
@@ -127,7 +141,7 @@ class Worker {
           view.header.type == grid::wire::MessageType::kData &&
           view.header.agg_node == pipeline_.config().node_id && !capacity_.Take(len * 8.0)) {
         ++capacity_drops_;
-        rte_pktmbuf_free(m);
+        FreeMbuf(m);
         return;
       }
     }
@@ -136,7 +150,7 @@ class Worker {
     int input_uses = 0;
     for (const grid::sw::OutFrame& f : out_.frames) input_uses += f.is_input;
     if (input_uses == 0) {
-      rte_pktmbuf_free(m);
+      FreeMbuf(m);
     } else if (input_uses > 1) {
       rte_mbuf_refcnt_update(m, static_cast<int16_t>(input_uses - 1));
     }
@@ -146,11 +160,11 @@ class Worker {
         rte_pktmbuf_data_len(m) = static_cast<uint16_t>(f.length);
         m->pkt_len = f.length;
       } else {
-        o = rte_pktmbuf_alloc(pool_);
+        o = Taken(rte_pktmbuf_alloc(pool_));
         if (o == nullptr) continue;
         char* dst = rte_pktmbuf_append(o, static_cast<uint16_t>(f.length));
         if (dst == nullptr) {
-          rte_pktmbuf_free(o);
+          FreeMbuf(o);
           continue;
         }
         std::memcpy(dst, out_.arena.data() + f.offset, f.length);
@@ -178,6 +192,7 @@ class Worker {
         tx[n++] = port.queue.front();
         port.queue.pop_front();
       }
+      for (uint16_t i = 0; i < n; ++i) grid::util::TsanRelease(tx[i]);  // the PMD frees them
       const uint16_t sent = n ? rte_eth_tx_burst(p, tx_queue_, tx, n) : 0;
       for (uint16_t i = n; i-- > sent;) port.queue.push_front(tx[i]);  // retry later, in order
       sent_total += sent;
@@ -191,10 +206,10 @@ class Worker {
       *impaired += port.impaired_drops;
       *overflow += port.overflow_drops;
       while (!port.queue.empty()) {
-        rte_pktmbuf_free(port.queue.front());
+        FreeMbuf(port.queue.front());
         port.queue.pop_front();
       }
-      if (port.held) rte_pktmbuf_free(port.held);
+      if (port.held) FreeMbuf(port.held);
       port.held = nullptr;
     }
     *capacity += capacity_drops_;
@@ -207,12 +222,12 @@ class Worker {
     const Impairment& imp = port.impairment;
     if (imp.loss > 0 && rng_.Uniform() < imp.loss) {
       ++port.impaired_drops;
-      rte_pktmbuf_free(m);
+      FreeMbuf(m);
       return;
     }
     rte_mbuf* copies[2] = {m, nullptr};
     if (imp.duplicate > 0 && rng_.Uniform() < imp.duplicate) {
-      copies[1] = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX);
+      copies[1] = Taken(rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX));
     }
     for (rte_mbuf* c : copies) {
       if (c == nullptr) continue;
@@ -224,7 +239,7 @@ class Worker {
         if (x == nullptr) continue;
         if (!port.queue.push_back(x)) {
           ++port.overflow_drops;
-          rte_pktmbuf_free(x);
+          FreeMbuf(x);
         }
       }
       port.held = nullptr;
@@ -277,7 +292,10 @@ int WorkerLoop(void* arg) {
   while (!g_stop) {
     const unsigned n =
         rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
-    for (unsigned i = 0; i < n; ++i) s.worker->Handle(bufs[i], bufs[i]->port);
+    for (unsigned i = 0; i < n; ++i) {
+      rte_mbuf* m = Taken(bufs[i]);
+      s.worker->Handle(m, m->port);
+    }
     const size_t sent = s.worker->Flush();
     if (s.reload->exchange(false)) Reload(s.worker->pipeline(), s.config_path);
     if (s.dump->load(std::memory_order_acquire) == 1) {
@@ -393,11 +411,15 @@ int main(int argc, char** argv) {
       const uint16_t n = rte_eth_rx_burst(p, 0, rx, kBurst);
       work += n;
       for (uint16_t i = 0; i < n; ++i) {
+        Taken(rx[i]);
         rx[i]->port = p;
         if (workers == 1) {
           pool_workers[0]->Handle(rx[i], p);
-        } else if (rte_ring_enqueue(shards[Owner(rx[i], workers)].ring, rx[i]) != 0) {
-          rte_pktmbuf_free(rx[i]);  // the shard is overrun: a queue drop
+          continue;
+        }
+        grid::util::TsanRelease(rx[i]);
+        if (rte_ring_enqueue(shards[Owner(rx[i], workers)].ring, rx[i]) != 0) {
+          FreeMbuf(rx[i]);  // the shard is overrun: a queue drop
         }
       }
     }

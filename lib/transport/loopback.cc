@@ -102,10 +102,13 @@ void LoopbackFabric::SetLinkDown(NodeId a, NodeId b, bool down) {
 
 absl::Status LoopbackFabric::RestartSwitch(NodeId node) {
   auto it = switches_.find(node);
-  if (it == switches_.end() || !it->second->pipeline) {
+  if (it == switches_.end()) {
     return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
   }
   std::lock_guard<std::mutex> lock(it->second->mu);
+  if (!it->second->pipeline) {
+    return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
+  }
   auto fresh = sw::Pipeline::Create(it->second->config);
   if (!fresh.ok()) return fresh.status();
   it->second->pipeline = std::make_unique<sw::Pipeline>(*std::move(fresh));
@@ -118,10 +121,13 @@ FabricStats LoopbackFabric::stats() const {
 
 absl::StatusOr<sw::Counters> LoopbackFabric::SwitchCounters(NodeId node) const {
   auto it = switches_.find(node);
-  if (it == switches_.end() || !it->second->pipeline) {
+  if (it == switches_.end()) {
     return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
   }
   std::lock_guard<std::mutex> lock(it->second->mu);
+  if (!it->second->pipeline) {
+    return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
+  }
   return it->second->pipeline->counters();
 }
 
@@ -161,13 +167,15 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
     return;
   }
   auto s = switches_.find(to);
-  if (s == switches_.end() || !s->second->pipeline) return;
+  if (s == switches_.end()) return;
   // Process under the switch's lock, then forward with no lock held: frames
   // may come back through this switch.
   std::vector<std::pair<uint16_t, std::vector<uint8_t>>> emitted;
   {
     SwitchNode& node = *s->second;
     std::lock_guard<std::mutex> lock(node.mu);
+    // Read under the lock: RestartSwitch replaces the pipeline under it.
+    if (!node.pipeline) return;
     std::vector<uint8_t> copy(frame.begin(), frame.end());
     node.out.Clear();
     node.pipeline->Process(absl::MakeSpan(copy), in_port, &node.out);

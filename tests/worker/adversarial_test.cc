@@ -17,10 +17,13 @@
 #include "util/random.h"
 #include "worker/cluster.h"
 #include "worker/engine.h"
+#include "worker/hand.h"
 
 namespace grid {
 namespace {
 
+using testing::Answer;
+using testing::HandTransport;
 using tools::Attack;
 using topology::NodeId;
 
@@ -251,57 +254,10 @@ TEST(FaultyMember, ReplaysAndBadSlotsFromItsOwnHost) {
   RunAndCheck(cluster);
 }
 
-// A transport for one engine, by hand: what the engine sends is kept, and
-// frames given to it are what it receives.
-class HandTransport final : public Transport {
- public:
-  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
-    for (auto f : frames) sent.emplace_back(f.begin(), f.end());
-    return frames.size();
-  }
-  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
-    size_t n = 0;
-    while (n < max && !inbox.empty()) {
-      on_frame(inbox.front());
-      inbox.erase(inbox.begin());
-      ++n;
-    }
-    return n;
-  }
-  void WaitReadable(absl::Duration) override {}
-  std::string Describe() const override { return "hand"; }
-  std::vector<std::vector<uint8_t>> sent, inbox;
-};
-
-// The answer the engine's aggregation node would send for `request`.
-std::vector<uint8_t> Answer(const control::WorkerConfig& c, const std::vector<uint8_t>& request,
-                            uint8_t next_exponent, uint32_t src_ip, wire::MacAddress src_mac) {
-  wire::FrameView v = *wire::DecodeFrame(request);
-  wire::Header h = v.header;
-  h.type = wire::MessageType::kResult;
-  h.next_exponent = next_exponent;
-  wire::FrameAddress a;
-  a.src_ip = src_ip;
-  a.dst_ip = c.ip;
-  a.src_mac = src_mac;
-  a.dst_mac = c.mac;
-  std::vector<uint8_t> f(wire::FrameBytes(h.num_elements));
-  (void)wire::EncodeFrame(a, h, {v.payload, size_t{h.num_elements} * 4}, absl::MakeSpan(f));
-  return f;
-}
-
-struct OneRank {
-  OneRank() {
-    testing::Cluster cluster(Options());
-    config = cluster.workers()[4];
-  }
-  control::WorkerConfig config;
-};
-
 // A float16 operation's results promise an exponent no float16 can have:
 // the operation fails, naming the chunk, instead of returning garbage.
 TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
-  const control::WorkerConfig config = OneRank().config;
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   CommunicatorOptions options;
   worker::Engine engine(config, &transport, options);
@@ -336,7 +292,7 @@ TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
 
 // Results count only from the aggregation node, through the first hop.
 TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
-  const control::WorkerConfig config = OneRank().config;
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   worker::Engine engine(config, &transport, CommunicatorOptions{});
   auto op = std::make_shared<internal::OpState>();

@@ -274,16 +274,15 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   EXPECT_GT(switches, 0);
 }
 
-// Heavy random loss: most chunks lose a packet somewhere on every attempt.
-// Each operation must finish within its timeout, which a shared RTO doubled
-// on every loss, or a window halved to one chunk on every loss, or a chunk's
-// backoff left to grow while it only waits for another rank's repair, each
-// broke (docs/worker.md, "Loss recovery").
+// Heavy random loss: most chunks lose a packet somewhere on every attempt,
+// and the operation still ends exact. (The rules that keep it fast are
+// tested one by one in loss_test.cc: with TCP's, this operation took 52 s
+// instead of 1.4 s; the timeout here leaves room for sanitizer builds.)
 TEST_F(Allreduce, FivePercentLossDuplicationAndReordering) {
   auto o = Options();
   o.impairment = {0.05, 0.05, 0.05};
   o.comm.rto = absl::Milliseconds(5);
-  o.comm.timeout = absl::Seconds(10);
+  o.comm.timeout = absl::Seconds(60);
   testing::Cluster cluster(o);
   const size_t n = 64 * 2000;
   std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));

@@ -61,5 +61,13 @@ root=$(tail -n 1 "$work/root.log")
 victim=$(sed -n 's/.*"victim_rank":\([0-9]*\).*/\1/p' "$work/attack.json")
 [ "$(value foreign "$(cat "$work/rank-$victim.log")")" -gt 0 ] ||
   fail "rank $victim dropped no forged result"
+# The token is in the store, private to its owner, and in no log or report.
+token=$(sed -n 's/.*"token": *\([0-9]*\).*/\1/p' "$work/store/grid/root" | head -n 1)
+[ -n "$token" ] || fail "no token in the root's config"
+[ "$(stat -c %a "$work/store/grid/root")" = 600 ] || fail "the root's config is not 0600"
+hex=$(printf '%x' "$token")
+if grep -l -i -E "(^|[^0-9a-f])($token|0x$hex|$hex)([^0-9a-f]|\$)" "$work"/*.log "$work"/*.json; then
+  fail "a log or report prints the job's token"
+fi
 echo "attack_test: OK: $(cat "$work/attack.json")"
 echo "attack_test: S3 drops: $(sed -n 's/.*"drops":\({[^}]*}\).*/\1/p' <<< "$s3"), foreign_drops $(value foreign_drops "$s3")"

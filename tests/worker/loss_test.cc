@@ -1,0 +1,150 @@
+// The worker's loss rules (docs/worker.md, "Loss recovery"), one engine
+// driven by hand on a clock the test moves: under random loss a chunk's
+// round trip waits for every member, so the engine must not treat another
+// rank's loss as its own. Each test fails on the TCP rule it replaces.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "worker/engine.h"
+#include "worker/hand.h"
+
+namespace grid {
+namespace {
+
+using testing::AnswerFromAggregator;
+using testing::HandTransport;
+
+constexpr size_t kChunks = 300;
+
+// One rank's engine with one int32 operation of kChunks chunks submitted.
+struct Rig {
+  explicit Rig(CommunicatorOptions o) : options(o) {
+    config = testing::OneRankConfig(testing::ClusterOptions{});
+    engine = std::make_unique<worker::Engine>(config, &transport, options);
+    in.assign(kChunks * config.elements, 1);
+    out.resize(in.size());
+    op = std::make_shared<internal::OpState>();
+    op->type = DataType::kInt32;
+    op->send = in.data();
+    op->recv = out.data();
+    op->count = in.size();
+    op->deadline = now + absl::Hours(1);
+    uint32_t op_seq = 0;
+    engine->Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  }
+
+  // Moves the clock by `step` and polls; returns what the engine sent.
+  std::vector<std::vector<uint8_t>> Step(absl::Duration step) {
+    now += step;
+    transport.sent.clear();
+    engine->Poll(now);
+    return transport.sent;
+  }
+
+  static wire::Header HeaderOf(const std::vector<uint8_t>& frame) {
+    return wire::DecodeFrame(frame)->header;
+  }
+
+  CommunicatorOptions options;
+  control::WorkerConfig config;
+  HandTransport transport;
+  std::unique_ptr<worker::Engine> engine;
+  std::vector<int32_t> in, out;
+  std::shared_ptr<internal::OpState> op;
+  absl::Time now = absl::Now();
+};
+
+CommunicatorOptions Options() {
+  CommunicatorOptions o;
+  o.rto = absl::Milliseconds(10);
+  o.min_rto = absl::Milliseconds(1);
+  o.max_rto = absl::Milliseconds(500);
+  o.scan_interval = absl::Milliseconds(1);
+  o.initial_window = 16;
+  return o;
+}
+
+// RFC 6298 doubles the RTO on a timeout and TCP halves the window: here a
+// timeout leaves the RTO alone and the window no smaller than it started.
+TEST(LossRecovery, ATimeoutNeitherDoublesTheRtoNorHalvesTheWindowBelowItsStart) {
+  Rig rig(Options());
+  std::vector<std::vector<uint8_t>> first = rig.Step(absl::ZeroDuration());
+  ASSERT_EQ(first.size(), 16u);
+  // Every chunk but the first answered after 1 ms: slow start grows the window.
+  for (size_t i = 1; i < first.size(); ++i) {
+    rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, first[i]));
+  }
+  rig.Step(absl::Milliseconds(1));
+  const uint32_t window = rig.engine->window();
+  const absl::Duration rto = rig.engine->rto();
+  ASSERT_GT(window, 16u);
+  ASSERT_LT(rto, absl::Milliseconds(10));  // measured
+  // Nothing more comes back: every chunk in flight times out.
+  for (int i = 0; i < 12; ++i) rig.Step(absl::Milliseconds(1));
+  ASSERT_GT(rig.engine->stats().retransmissions, 0u);
+  EXPECT_EQ(rig.engine->rto(), rto);
+  EXPECT_LT(rig.engine->window(), window);  // it halved ...
+  EXPECT_GE(rig.engine->window(), 16u);     // ... but not below where it started
+}
+
+// A chunk that only waits for another rank's repair keeps being resent at
+// most 8 RTOs apart while other chunks are answered, so its own lost result
+// is asked for again soon; once nothing has been answered for 2 x max_rto
+// (a path is down) it backs off further.
+TEST(LossRecovery, AChunkWaitingForOthersBacksOffAtMostEightfoldWhileResultsFlow) {
+  Rig rig(Options());
+  std::vector<absl::Time> resends;  // of chunk 0, never answered
+  absl::Time last_result = rig.now;
+  std::vector<std::vector<uint8_t>> sent = rig.Step(absl::ZeroDuration());
+  const absl::Time start = rig.now;
+  while (rig.now - start < absl::Seconds(3)) {
+    for (const auto& frame : sent) {
+      const wire::Header h = Rig::HeaderOf(frame);
+      if (h.chunk == 0) {
+        if (h.flags & wire::flags::kRetransmit) resends.push_back(rig.now);
+      } else if (!(h.flags & wire::flags::kRetransmit)) {
+        rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, frame));
+        last_result = rig.now + absl::Milliseconds(1);
+      }
+    }
+    sent = rig.Step(absl::Milliseconds(1));
+  }
+  const absl::Duration rto = rig.engine->rto();
+  const absl::Duration cap = 8 * rto + 2 * rig.options.scan_interval;
+  const absl::Time silent_from = last_result + 2 * rig.options.max_rto;
+  ASSERT_GE(resends.size(), 10u);
+  absl::Duration widest_flowing = absl::ZeroDuration(), widest_silent = absl::ZeroDuration();
+  for (size_t i = 1; i < resends.size(); ++i) {
+    const absl::Duration gap = resends[i] - resends[i - 1];
+    if (resends[i] <= silent_from) {
+      widest_flowing = std::max(widest_flowing, gap);
+    } else {
+      widest_silent = std::max(widest_silent, gap);
+    }
+  }
+  EXPECT_LE(widest_flowing, cap) << "RTO " << rto;
+  EXPECT_GT(widest_silent, cap) << "RTO " << rto;
+}
+
+// Karn's rule, for the whole chunk: a result whose chunk any rank sent again
+// (RETRANSMIT, kept by the switches and the root) measures that rank's
+// repair, not the network, and is not sampled even on this rank's first send.
+TEST(LossRecovery, ARoundTripWithAnyRanksResendIsNotSampled) {
+  CommunicatorOptions o = Options();
+  o.rto = absl::Milliseconds(200);
+  Rig rig(o);
+  std::vector<std::vector<uint8_t>> first = rig.Step(absl::ZeroDuration());
+  ASSERT_GE(first.size(), 2u);
+  rig.transport.inbox.push_back(
+      AnswerFromAggregator(rig.config, first[0], wire::flags::kRetransmit));
+  rig.Step(absl::Milliseconds(50));
+  EXPECT_EQ(rig.engine->rto(), absl::Milliseconds(200));
+  rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, first[1]));
+  rig.Step(absl::ZeroDuration());
+  EXPECT_EQ(rig.engine->rto(), absl::Milliseconds(150));  // srtt 50 + 4 x rttvar 25
+}
+
+}  // namespace
+}  // namespace grid
