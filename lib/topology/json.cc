@@ -1,4 +1,7 @@
 // Topology <-> JSON (docs/topology.md).
+#include <cmath>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
@@ -149,7 +152,9 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc) {
     node.capacity_gbps = *cap;
     auto slots = GetNumber(s, where, "slots", 0.0);
     if (!slots.ok()) return slots.status();
-    if (*slots < 0 || *slots != static_cast<int32_t>(*slots)) {
+    // Range first: converting a double outside int32 is undefined.
+    if (!(*slots >= 0 && *slots <= std::numeric_limits<int32_t>::max()) ||
+        *slots != std::floor(*slots)) {
       return FieldError(where + ".slots",
                         absl::StrFormat("must be a whole number >= 0 (got %g)", *slots));
     }

@@ -98,6 +98,9 @@ const BadCase kBadCases[] = {
      "switches[0]: switch \"S\": a programmable switch needs capacity_gbps > 0"},
     {"FractionalSlots", R"({"switches": [{"name": "S", "slots": 1.5}], "hosts": [], "links": []})",
      "switches[0].slots: must be a whole number"},
+    // Found by topology_fuzz: a double beyond int32 was converted before the check.
+    {"HugeSlots", R"({"switches": [{"name": "S", "slots": 8.9e110}], "hosts": [], "links": []})",
+     "switches[0].slots: must be a whole number"},
     {"DuplicateName", "{" SW(R"(, {"name": "S1"})") "," HOSTS "," LINKS "}",
      "switches[1]: duplicate node name \"S1\""},
     {"HostUnknownField", "{" SW("") R"(, "hosts": [{"name": "A", "rank": 1}], )" LINKS "}",
