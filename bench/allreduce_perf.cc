@@ -60,15 +60,15 @@ int main(int argc, char** argv) {
 
   auto options = Communicator::OptionsFromEnvironment();
   if (!options.ok()) flags.Fail(std::string(options.status().message()));
-  auto store = OpenStore(options->store);
+  auto store = OpenStore(options->bootstrap.store);
   if (!store.ok()) flags.Fail(std::string(store.status().message()));
   auto get = [&](const std::string& key) {
-    auto v = (*store)->Get(key, options->bootstrap_timeout);
+    auto v = (*store)->Get(key, options->bootstrap.timeout);
     if (!v.ok()) flags.Fail(std::string(v.status().message()));
     return *v;
   };
-  auto config =
-      control::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", options->rank)));
+  auto config = control::ParseWorkerConfigJson(
+      get(absl::StrFormat("grid/worker/%d", options->bootstrap.rank)));
   if (!config.ok()) flags.Fail(std::string(config.status().message()));
   const int world = config->world, rank = config->rank;
   std::vector<bench::RingPeer> peers(world);
@@ -77,8 +77,9 @@ int main(int argc, char** argv) {
     if (!c.ok()) flags.Fail(std::string(c.status().message()));
     peers[r].ip = c->ip;
   }
-  std::string spec = options->transport.empty() ? get(absl::StrFormat("grid/transport/%d", rank))
-                                                : options->transport;
+  std::string spec = options->bootstrap.transport.empty()
+                         ? get(absl::StrFormat("grid/transport/%d", rank))
+                         : options->bootstrap.transport;
   while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
   auto transport = OpenTransport(spec);
   if (!transport.ok()) flags.Fail(std::string(transport.status().message()));
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < warmup + iters; ++i) {
         Fill(v, rank);
         const absl::Time t0 = absl::Now();
-        absl::Status s = r.AllReduce(v.data(), v.size(), options->timeout);
+        absl::Status s = r.AllReduce(v.data(), v.size(), options->engine.timeout);
         if (!s.ok()) flags.Fail(std::string(s.message()));
         if (i >= warmup) total += absl::Now() - t0;
         if (i >= warmup) ring_rows[k].wrong += Wrong(v, world);

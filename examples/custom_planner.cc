@@ -1,6 +1,8 @@
 // Adding a routing planner without touching the library: implement
 // grid::planner::Planner, register it in a PlannerRegistry next to the
-// built-in ones, and compare it with them through the same evaluator.
+// built-in ones, and compare it with them through the same evaluator. A job
+// then runs on it when rank 0 plans with that registry:
+//   options.control.planners = &registry;  options.control.planner = "biggest";
 //
 // The planner here, "biggest", aggregates every worker at the programmable
 // switch with the largest capacity (ties: the lowest node id), on default

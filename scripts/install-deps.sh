@@ -16,6 +16,7 @@ packages=(
   iproute2                               # veth pairs for the af_packet test and netns fabrics
   nftables                               # link loss on netns fabrics (no netem in these kernels)
   cpp                                    # the P4 compile tests preprocess with it
+  python3                                # scripts/check_layering.py (CTest layering)
 )
 # The P4 toolchain, where it is at hand (../shared/p4tools, or P4TOOLS=DIR):
 # the Debian runtime packages its p4c and BMv2 binaries need.

@@ -4,6 +4,7 @@
 #   2. the release build (RelWithDebInfo), whose ctest summary ends the output.
 # --quick runs only the release build. The 10^6-chunk soak (label "soak")
 # is left out: ctest --test-dir build/release -L soak runs it.
+# GRID_WERROR=ON (as CI sets it) makes warnings in GRID's own code errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -13,11 +14,12 @@ scripts/install-deps.sh
 if [ "${1:-}" != "--quick" ]; then
   cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DGRID_SANITIZE=address,undefined -DGRID_FUZZ=ON
+    -DGRID_SANITIZE=address,undefined -DGRID_FUZZ=ON -DGRID_WERROR="${GRID_WERROR:-OFF}"
   cmake --build build/asan -j "$jobs"
   ctest --test-dir build/asan --output-on-failure -j "$jobs" -LE soak
 fi
 
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGRID_WERROR="${GRID_WERROR:-OFF}"
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs" -LE soak

@@ -224,9 +224,9 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   // Each host: "NS MAC IP GATEWAY_MAC", the gateway being its switch.
   std::string hosts;
   for (NodeId h : topo.Hosts()) {
-    absl::StrAppend(&hosts, host_ns(h), " ", sw::MacToString(control::NodeMac(h)), " ",
-                    sw::IpToString(control::NodeIp(h)), " ",
-                    sw::MacToString(control::NodeMac(topo.neighbors(h)[0].node)), "\n");
+    absl::StrAppend(&hosts, host_ns(h), " ", wire::MacToString(control::NodeMac(h)), " ",
+                    wire::IpToString(control::NodeIp(h)), " ",
+                    wire::MacToString(control::NodeMac(topo.neighbors(h)[0].node)), "\n");
   }
   keys.emplace_back("grid/netns/hosts", hosts);
   for (const control::WorkerConfig& w : f.workers) {
@@ -264,7 +264,7 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
       return absl::StrCat("dpdk:", absl::StrJoin(Eal(o.eal_memory_mb, eal_prefix), " "),
                           " --vdev=net_af_packet0,iface=eth0", DpdkFaults(o.impairment, node + 1));
     }
-    return absl::StrFormat("udp:bind=%s:%d%s%s,seed=%d", sw::IpToString(control::NodeIp(node)),
+    return absl::StrFormat("udp:bind=%s:%d%s%s,seed=%d", wire::IpToString(control::NodeIp(node)),
                            kHostPort, o.impairment.empty() ? "" : ",", o.impairment, node + 1);
   });
   return keys;

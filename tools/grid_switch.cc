@@ -88,6 +88,7 @@ class MbufQueue {
 
 struct Port {
   Impairment impairment;
+  grid::transport::FaultInjector faults{grid::transport::LinkFaults{}};
   TokenBucket bucket;
   MbufQueue queue;           // waiting for the rate limit
   rte_mbuf* held = nullptr;  // held back one packet, to reorder
@@ -116,12 +117,11 @@ class Worker {
  public:
   Worker(Pipeline pipeline, rte_mempool* pool, uint16_t tx_queue, const std::vector<Port>& ports,
          double capacity_gbps, uint64_t seed)
-      : pipeline_(std::move(pipeline)),
-        pool_(pool),
-        tx_queue_(tx_queue),
-        ports_(ports),
-        rng_(seed) {
+      : pipeline_(std::move(pipeline)), pool_(pool), tx_queue_(tx_queue), ports_(ports) {
     capacity_.Configure(capacity_gbps, 64 * 1024 * 8);
+    for (uint16_t p = 0; p < ports_.size(); ++p) {
+      ports_[p].faults = grid::tools::PortFaults(ports_[p].impairment, seed, p);
+    }
   }
 
   Pipeline& pipeline() { return pipeline_; }
@@ -219,19 +219,17 @@ class Worker {
   // Hands a frame to port p's transmit side, through its impairments.
   void Enqueue(uint16_t p, rte_mbuf* m) {
     Port& port = ports_[p];
-    const Impairment& imp = port.impairment;
-    if (imp.loss > 0 && rng_.Uniform() < imp.loss) {
+    const int n = port.faults.Copies();
+    if (n == 0) {
       ++port.impaired_drops;
       FreeMbuf(m);
       return;
     }
     rte_mbuf* copies[2] = {m, nullptr};
-    if (imp.duplicate > 0 && rng_.Uniform() < imp.duplicate) {
-      copies[1] = Taken(rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX));
-    }
+    if (n == 2) copies[1] = Taken(rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX));
     for (rte_mbuf* c : copies) {
       if (c == nullptr) continue;
-      if (imp.reorder > 0 && port.held == nullptr && rng_.Uniform() < imp.reorder) {
+      if (port.faults.Hold(port.held == nullptr)) {
         port.held = c;  // goes out after the next one
         continue;
       }
@@ -250,7 +248,6 @@ class Worker {
   rte_mempool* pool_;
   uint16_t tx_queue_;
   std::vector<Port> ports_;
-  grid::util::Random rng_;
   TokenBucket capacity_;
   uint64_t capacity_drops_ = 0;
   grid::sw::Output out_;

@@ -21,6 +21,8 @@
 #include "absl/strings/str_split.h"
 #include "grid/store.h"
 #include "grid/switch.h"
+#include "transport/faults.h"
+#include "util/random.h"
 
 namespace grid::tools {
 
@@ -30,9 +32,10 @@ namespace grid::tools {
 }
 
 // Per-port impairments, applied on transmit: links of a chosen quality and
-// speed, emulated on one machine.
+// speed, emulated on one machine. The faults are the transports' own
+// (transport/faults.h), with the same keys.
 struct Impairment {
-  double loss = 0, duplicate = 0, reorder = 0;
+  transport::LinkFaults faults;
   double gbps = 0;  // 0: no rate limit
 };
 
@@ -46,24 +49,30 @@ inline Impairment ParseImpairment(const std::string& text, uint16_t* port) {
   *port = static_cast<uint16_t>(p);
   Impairment imp;
   for (absl::string_view kv : absl::StrSplit(text.substr(colon + 1), ',', absl::SkipEmpty())) {
-    const std::vector<std::string> parts = absl::StrSplit(kv, '=');
-    double v = 0;
-    if (parts.size() != 2 || !absl::SimpleAtod(parts[1], &v) || v < 0) {
-      Fail("--impair=" + text + ": \"" + std::string(kv) + "\" is not key=number");
+    const size_t eq = kv.find('=');
+    const std::string key(kv.substr(0, eq));
+    const std::string value(eq == absl::string_view::npos ? "" : kv.substr(eq + 1));
+    if (key == "gbps") {
+      if (!absl::SimpleAtod(value, &imp.gbps) || !(imp.gbps >= 0)) {
+        Fail("--impair=" + text + ": gbps: expected a rate >= 0, not \"" + value + "\"");
+      }
+      continue;
     }
-    if (parts[0] == "loss") {
-      imp.loss = v;
-    } else if (parts[0] == "dup") {
-      imp.duplicate = v;
-    } else if (parts[0] == "reorder") {
-      imp.reorder = v;
-    } else if (parts[0] == "gbps") {
-      imp.gbps = v;
-    } else {
-      Fail("--impair=" + text + ": unknown key \"" + parts[0] + "\" (loss, dup, reorder, gbps)");
+    auto fault = transport::ParseFault(key, value, imp.faults);
+    if (!fault.ok()) Fail("--impair=" + text + ": " + std::string(fault.status().message()));
+    if (!*fault) {
+      Fail("--impair=" + text + ": unknown key \"" + key + "\" (loss, dup, reorder, seed, gbps)");
     }
   }
   return imp;
+}
+
+// The fault injector of one port's transmit side, its draws apart from every
+// other port's and lcore's.
+inline transport::FaultInjector PortFaults(const Impairment& imp, uint64_t seed, uint16_t port) {
+  transport::LinkFaults faults = imp.faults;
+  faults.seed = util::Mix(seed ^ faults.seed, port);
+  return transport::FaultInjector(faults);
 }
 
 // A token bucket in bits, refilled from the steady clock.

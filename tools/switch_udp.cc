@@ -33,7 +33,7 @@ constexpr size_t kQueue = 1024;
 // its rate limit (no allocation per packet).
 struct UdpPort {
   std::unique_ptr<Transport> link;
-  Impairment impairment;
+  transport::FaultInjector faults{transport::LinkFaults{}};
   TokenBucket bucket;
   std::vector<std::vector<uint8_t>> ring = std::vector<std::vector<uint8_t>>(kQueue);
   size_t head = 0, size = 0;
@@ -78,13 +78,12 @@ int RunUdpSwitch(int argc, char** argv) {
   }
   for (const auto& [p, imp] : flags.impairments) {
     if (p >= ports.size()) Fail("--impair: port " + std::to_string(p) + " does not exist");
-    ports[p].impairment = imp;
+    ports[p].faults = PortFaults(imp, 0x5eed ^ config.node_id, p);
     ports[p].bucket.Configure(imp.gbps, 64 * 1024 * 8);
   }
   TokenBucket capacity;
   capacity.Configure(flags.capacity_gbps, 64 * 1024 * 8);
   uint64_t capacity_drops = 0;
-  util::Random rng(0x5eed ^ config.node_id);
   InstallSignals();
   std::fprintf(stderr, "grid-switch: %s, %zu UDP ports, running\n", config.name.c_str(),
                ports.size());
@@ -93,14 +92,13 @@ int RunUdpSwitch(int argc, char** argv) {
   std::vector<uint8_t> frame;
   auto enqueue = [&](uint16_t p, absl::Span<const uint8_t> f) {
     UdpPort& port = ports[p];
-    const Impairment& imp = port.impairment;
-    if (imp.loss > 0 && rng.Uniform() < imp.loss) {
+    const int copies = port.faults.Copies();
+    if (copies == 0) {
       ++port.impaired_drops;
       return;
     }
-    const int copies = imp.duplicate > 0 && rng.Uniform() < imp.duplicate ? 2 : 1;
     for (int c = 0; c < copies; ++c) {
-      if (imp.reorder > 0 && !port.has_held && rng.Uniform() < imp.reorder) {
+      if (port.faults.Hold(!port.has_held)) {
         port.held.assign(f.begin(), f.end());  // goes out after the next one
         port.has_held = true;
         continue;

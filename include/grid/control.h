@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "grid/host_config.h"
 #include "grid/planner.h"
 #include "grid/switch.h"
 
@@ -25,26 +26,6 @@ namespace grid::control {
 uint32_t NodeIp(topology::NodeId node);
 wire::MacAddress NodeMac(topology::NodeId node);
 
-struct JobParams {
-  uint16_t job_id = 1;
-  // The job's token (docs/security.md): what keeps strays and other jobs'
-  // packets out of its slots. Draw it with NewToken(); 0 is refused.
-  uint32_t token = 0;
-  uint32_t slots = 256;    // pool size P on every aggregating switch
-  uint32_t slot_base = 0;  // where the pool starts in each switch's slot memory
-  // The job's path labels are label_base + 1, label_base + 2, ...: jobs that
-  // share switches take disjoint ranges, as they take disjoint pools.
-  uint16_t label_base = 0;
-  uint16_t elements = wire::kDefaultElements;
-};
-
-// One SwitchConfig per switch of the topology. Port p of a switch is its p-th
-// link in topology order (Topology::neighbors). Every switch gets:
-// - the job's token;
-// - a label route for each labelled path through it;
-// - an IPv4 route to every host (for non-GRID traffic);
-// - for the aggregating switches, the members, their result paths and the
-//   way to the root.
 // A job token from the operating system's random source (getrandom), never 0.
 absl::StatusOr<uint32_t> NewToken();
 
@@ -59,58 +40,15 @@ absl::Status ValidateJobParams(const JobParams& job);
 absl::Status MergeSwitchConfigs(const std::map<topology::NodeId, sw::SwitchConfig>& more,
                                 std::map<topology::NodeId, sw::SwitchConfig>& into);
 
+// One SwitchConfig per switch of the topology. Port p of a switch is its p-th
+// link in topology order (Topology::neighbors). Every switch gets:
+// - the job's token;
+// - a label route for each labelled path through it;
+// - an IPv4 route to every host (for non-GRID traffic);
+// - for the aggregating switches, the members, their result paths and the
+//   way to the root.
 absl::StatusOr<std::map<topology::NodeId, sw::SwitchConfig>> BuildSwitchConfigs(
     const topology::Topology& topology, const planner::Plan& plan, const JobParams& job);
-
-// What a worker needs to put its chunks on the wire: where its DATA goes
-// (the plan's aggregation node and path), with which fan-in, and its pool.
-struct WorkerConfig {
-  uint16_t job_id = 0;
-  uint32_t token = 0;
-  uint16_t rank = 0;
-  uint16_t world = 0;
-  topology::NodeId node = topology::kNoNode;        // the worker's host
-  topology::NodeId aggregator = topology::kNoNode;  // a switch, or the root
-  topology::NodeId root = topology::kNoNode;
-  uint16_t up_label = 0;   // DATA's path label
-  uint16_t next_path = 0;  // the aggregator's path on to the root (0 if direct)
-  uint16_t fan_in = 0;     // contributions the aggregator expects
-  uint32_t slots = 0;      // pool size P
-  uint16_t elements = 0;   // elements per packet
-  uint32_t ip = 0;         // this host
-  uint32_t aggregator_ip = 0;
-  wire::MacAddress mac{};
-  wire::MacAddress next_hop_mac{};  // the first hop of the uplink
-};
-
-// What the root needs to complete chunks: its contributors (one bit each)
-// and how to send each its result.
-struct RootConfig {
-  struct Contributor {
-    topology::NodeId node = topology::kNoNode;  // a switch, or a direct worker's host
-    bool is_switch = false;
-    uint16_t rank = 0;          // direct workers: the rank
-    uint16_t result_label = 0;  // the path RESULT copies take to it
-    uint32_t ip = 0;
-    wire::MacAddress next_hop_mac{};  // the first hop of that path
-  };
-  uint16_t job_id = 0;
-  uint32_t token = 0;
-  uint16_t world = 0;
-  topology::NodeId node = topology::kNoNode;
-  uint32_t slots = 0;
-  uint16_t elements = 0;
-  uint32_t ip = 0;
-  wire::MacAddress mac{};
-  std::vector<Contributor> contributors;  // index = contributor bit
-};
-
-// JSON forms, "grid-worker/1" and "grid-root/1" (docs/worker.md). Parsing
-// checks every field and names the one at fault.
-std::string WorkerConfigToJson(const WorkerConfig& config);
-absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text);
-std::string RootConfigToJson(const RootConfig& config);
-absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text);
 
 // Publishes a planned job into a rendezvous store: grid/plan,
 // grid/switch/<name>, grid/root and grid/worker/<rank> (docs/worker.md).

@@ -32,7 +32,7 @@ class Store {
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view spec);
 
 // Serves a TCP store on `port` (0: any) until the returned object is
-// destroyed. `bound_port` receives the port.
+// destroyed; its port() says which port it bound.
 class StoreServer {
  public:
   virtual ~StoreServer() = default;

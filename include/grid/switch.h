@@ -100,11 +100,6 @@ inline constexpr int kP4MaxMembers = 32;
 absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_json);
 inline constexpr int kP4MaxSlots = 1024;
 
-std::string IpToString(uint32_t ip);
-absl::StatusOr<uint32_t> ParseIp(std::string_view text);
-std::string MacToString(const wire::MacAddress& mac);
-absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text);
-
 // ---- Counters -----------------------------------------------------------------
 
 // Why a packet was dropped. The first kNumWireErrors values are the codec's

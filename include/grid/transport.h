@@ -8,9 +8,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -54,24 +57,48 @@ class Transport {
   virtual uint64_t foreign_frames() const { return 0; }
 };
 
-// Opens a transport from a spec string (docs/worker.md, "Transports"):
-//   udp:bind=IP:PORT[,route=IP@HOST:PORT]...
-//       kernel UDP sockets; a GRID datagram goes to its frame's destination
-//       IP (or where a route sends that IP), and what arrives is given back
-//       as a frame.
-//   udp-link:bind=HOST:PORT,peer=HOST:PORT
-//       whole frames over one kernel UDP socket to one neighbour: a point to
-//       point link, for emulated fabrics (grid-switch --udp-port).
-// Both take fault injection for emulated links: loss=P, dup=P, reorder=P
-// (probabilities per frame sent) and seed=N.
-//   dpdk:EAL ARGUMENTS [-- port=N loss=P dup=P reorder=P seed=N]
-//       a DPDK port (memif, af_packet, net_ring, NICs), the EAL arguments
-//       passed through (space-separated). One per process.
-//   verbs:[device=NAME,][port=N,]mac=MAC
-//       an RDMA NIC through libibverbs, with a raw-packet queue pair (whole
-//       frames; frames for MAC are steered to it). Unavailable where there
-//       is no RDMA device; Unimplemented where the build lacked libibverbs.
-// The error names the spec and the part at fault.
+// A kind of transport: opens the whole spec string "SCHEME:..." it was
+// registered for, or says what is wrong with it.
+using TransportFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Transport>>(std::string_view spec)>;
+
+// Transports by scheme, as planners by name (grid/planner.h): a program adds
+// its own kind next to the built-in ones and hands the registry to the
+// communicator (BootstrapOptions::transports).
+class TransportRegistry {
+ public:
+  // The built-in kinds (docs/worker.md, "Transports"):
+  //   udp:bind=IP:PORT[,route=IP@HOST:PORT]...
+  //       kernel UDP sockets; a GRID datagram goes to its frame's
+  //       destination IP (or where a route sends that IP), and what arrives
+  //       is given back as a frame.
+  //   udp-link:bind=HOST:PORT,peer=HOST:PORT
+  //       whole frames over one kernel UDP socket to one neighbour: a point
+  //       to point link, for emulated fabrics (grid-switch --udp-port).
+  //   Both take fault injection for emulated links: loss=P, dup=P,
+  //   reorder=P (probabilities per frame sent) and seed=N.
+  //   dpdk:EAL ARGUMENTS [-- port=N queues=N loss=P dup=P reorder=P seed=N]
+  //       a DPDK port (memif, af_packet, net_ring, NICs), the EAL arguments
+  //       passed through (space-separated). One per process.
+  //   verbs:[device=NAME,][port=N,]mac=MAC
+  //       an RDMA NIC through libibverbs, with a raw-packet queue pair
+  //       (whole frames; frames for MAC are steered to it). Unavailable where
+  //       there is no RDMA device; Unimplemented where the build lacked
+  //       libibverbs.
+  static TransportRegistry WithBuiltins();
+
+  // `scheme`: letters, digits and '-'; one factory per scheme.
+  absl::Status Register(std::string scheme, TransportFactory factory);
+  // Opens `spec` with the factory of its scheme (the text before the first
+  // ':'). The error names the spec and the part at fault.
+  absl::StatusOr<std::unique_ptr<Transport>> Open(std::string_view spec) const;
+  std::vector<std::string> Schemes() const;
+
+ private:
+  std::map<std::string, TransportFactory, std::less<>> factories_;
+};
+
+// TransportRegistry::WithBuiltins().Open(spec).
 absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec);
 
 }  // namespace grid

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -79,6 +81,9 @@ struct Header {
 
   bool operator==(const Header&) const = default;
 };
+
+// A job's pool holds at most this many slots: slot indices are 16 bits.
+inline constexpr uint32_t kMaxSlots = uint32_t{1} << (8 * sizeof(Header::slot));
 
 // The header as it sits on the wire (fields in network byte order). The P4
 // programs must declare the same fields, with the same names, widths and order.
@@ -164,6 +169,13 @@ constexpr size_t FrameBytes(uint16_t num_elements) {
 inline constexpr size_t kMaxFrameBytes = FrameBytes(kMaxElements);
 
 using MacAddress = std::array<uint8_t, 6>;
+
+// Addresses as text, for configs and logs: "10.0.0.1" (host-order uint32_t)
+// and "02:00:00:00:00:01". Parse errors quote the text.
+std::string IpToString(uint32_t ip);
+absl::StatusOr<uint32_t> ParseIp(std::string_view text);
+std::string MacToString(const MacAddress& mac);
+absl::StatusOr<MacAddress> ParseMac(std::string_view text);
 
 // Layer-2..4 addressing of a frame, host byte order.
 struct FrameAddress {

@@ -52,9 +52,9 @@ absl::Status ValidateJobParams(const JobParams& job) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "job %d: token 0 is refused; every job needs its own (control::NewToken)", job.job_id));
   }
-  if (job.slots == 0 || job.slots > 65536) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("job %d: slots = %d; the pool takes 1 to 65536", job.job_id, job.slots));
+  if (job.slots == 0 || job.slots > wire::kMaxSlots) {
+    return absl::InvalidArgumentError(absl::StrFormat("job %d: slots = %d; the pool takes 1 to %d",
+                                                      job.job_id, job.slots, wire::kMaxSlots));
   }
   if (job.elements == 0 || job.elements > wire::kMaxElements) {
     return absl::InvalidArgumentError(

@@ -5,12 +5,17 @@
 
 #include "absl/strings/str_format.h"
 #include "grid/numerics.h"
-#include "grid/wire.h"
 #include "numerics/kernels.h"
 
 namespace grid::numerics {
 namespace internal {
 namespace {
+
+// Elements travel big-endian (the wire layer's byte order; numerics sits below
+// it and does not include it).
+constexpr uint32_t ToFromBigEndian(uint32_t v) {
+  return std::endian::native == std::endian::little ? __builtin_bswap32(v) : v;
+}
 
 template <bool kNetwork>
 uint32_t QuantizeLoop(const float* in, size_t n, Pow2 scale, float limit, uint8_t* out) {
@@ -22,7 +27,7 @@ uint32_t QuantizeLoop(const float* in, size_t n, Pow2 scale, float limit, uint8_
     // fmax(NaN, -limit) is -limit, matching _mm256_max_ps in the AVX2 kernel.
     const float y = std::fmin(std::fmax(in[i] * scale.first * scale.second, -limit), limit);
     auto q = static_cast<uint32_t>(static_cast<int32_t>(std::nearbyint(y)));
-    if constexpr (kNetwork) q = wire::HostToNet32(q);
+    if constexpr (kNetwork) q = ToFromBigEndian(q);
     std::memcpy(out + i * 4, &q, sizeof(q));
   }
   return max_abs;
@@ -34,7 +39,7 @@ uint32_t DequantizeLoop(const uint8_t* in, size_t n, Pow2 scale, float* out) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t q;
     std::memcpy(&q, in + i * 4, sizeof(q));
-    if constexpr (kNetwork) q = wire::NetToHost32(q);
+    if constexpr (kNetwork) q = ToFromBigEndian(q);
     const float y = static_cast<float>(static_cast<int32_t>(q)) * scale.first * scale.second;
     out[i] = y;
     uint32_t bits;

@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "aggregation/copy.h"
-#include "grid/control.h"
+#include "grid/host_config.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
 

@@ -10,48 +10,6 @@
 
 namespace grid::sw {
 
-std::string IpToString(uint32_t ip) {
-  return absl::StrFormat("%d.%d.%d.%d", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
-}
-
-absl::StatusOr<uint32_t> ParseIp(std::string_view text) {
-  const std::vector<std::string> parts =
-      absl::StrSplit(absl::string_view(text.data(), text.size()), '.');
-  uint32_t ip = 0;
-  bool ok = parts.size() == 4;
-  for (size_t i = 0; ok && i < parts.size(); ++i) {
-    uint32_t byte = 0;
-    ok = !parts[i].empty() && parts[i].size() <= 3 && absl::SimpleAtoi(parts[i], &byte) &&
-         byte <= 255;
-    ip = (ip << 8) | byte;
-  }
-  if (!ok)
-    return absl::InvalidArgumentError(
-        absl::StrFormat("\"%s\" is not an IPv4 address", std::string(text)));
-  return ip;
-}
-
-std::string MacToString(const wire::MacAddress& mac) {
-  return absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
-                         mac[5]);
-}
-
-absl::StatusOr<wire::MacAddress> ParseMac(std::string_view text) {
-  const std::vector<std::string> parts =
-      absl::StrSplit(absl::string_view(text.data(), text.size()), ':');
-  wire::MacAddress mac{};
-  bool ok = parts.size() == 6;
-  for (size_t i = 0; ok && i < parts.size(); ++i) {
-    uint32_t byte = 0;
-    ok = parts[i].size() == 2 && absl::SimpleHexAtoi(parts[i], &byte) && byte <= 255;
-    mac[i] = static_cast<uint8_t>(byte);
-  }
-  if (!ok)
-    return absl::InvalidArgumentError(
-        absl::StrFormat("\"%s\" is not a MAC address", std::string(text)));
-  return mac;
-}
-
 absl::Status ValidateConfig(const SwitchConfig& c) {
   auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(absl::StrFormat("switch \"%s\": %s", c.name, what));
@@ -69,10 +27,11 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
     if (absl::Status s = check_port(e, absl::StrFormat("label %d", label)); !s.ok()) return s;
   }
   for (const auto& [ip, e] : c.ip_routes) {
-    if (absl::Status s = check_port(e, "ip route " + IpToString(ip)); !s.ok()) return s;
+    if (absl::Status s = check_port(e, "ip route " + wire::IpToString(ip)); !s.ok()) return s;
   }
   for (const auto& [port, ip] : c.hosts) {
-    if (absl::Status s = check_port({port, ip, {}}, "host " + IpToString(ip)); !s.ok()) return s;
+    if (absl::Status s = check_port({port, ip, {}}, "host " + wire::IpToString(ip)); !s.ok())
+      return s;
   }
   std::vector<std::pair<uint32_t, uint32_t>> pools;
   for (const auto& [id, job] : c.jobs) {
@@ -93,8 +52,8 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
       return bad(absl::StrFormat("%s: elements %d outside [1, %d]", where, a.elements,
                                  wire::kMaxElements));
     }
-    if (a.slots == 0 || a.slots > 65536) {
-      return bad(absl::StrFormat("%s: slots %d outside [1, 65536]", where, a.slots));
+    if (a.slots == 0 || a.slots > wire::kMaxSlots) {
+      return bad(absl::StrFormat("%s: slots %d outside [1, %d]", where, a.slots, wire::kMaxSlots));
     }
     if (uint64_t{a.slot_base} + a.slots > c.slot_memory) {
       return bad(absl::StrFormat("%s: slots [%d, %d) exceed the switch's slot memory (%d)", where,
@@ -131,7 +90,7 @@ using Json = nlohmann::json;
 using Ordered = nlohmann::ordered_json;
 
 Ordered EndpointJson(const Endpoint& e) {
-  return {{"port", e.port}, {"ip", IpToString(e.ip)}, {"mac", MacToString(e.mac)}};
+  return {{"port", e.port}, {"ip", wire::IpToString(e.ip)}, {"mac", wire::MacToString(e.mac)}};
 }
 
 absl::Status Error(const std::string& where, const std::string& what) {
@@ -170,12 +129,12 @@ absl::StatusOr<Endpoint> ParseEndpoint(const Json& o, const std::string& where) 
   e.port = static_cast<uint16_t>(*port);
   auto ip = Str(o, "ip", where);
   if (!ip.ok()) return ip.status();
-  auto ip_value = ParseIp(*ip);
+  auto ip_value = wire::ParseIp(*ip);
   if (!ip_value.ok()) return Error(where + ".ip", std::string(ip_value.status().message()));
   e.ip = *ip_value;
   auto mac = Str(o, "mac", where);
   if (!mac.ok()) return mac.status();
-  auto mac_value = ParseMac(*mac);
+  auto mac_value = wire::ParseMac(*mac);
   if (!mac_value.ok()) return Error(where + ".mac", std::string(mac_value.status().message()));
   e.mac = *mac_value;
   return e;
@@ -268,7 +227,7 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
                label = 0;
       for (const Field& f :
            {Field{"fan_in", kMaxMembers, &fan_in}, Field{"elements", wire::kMaxElements, &elements},
-            Field{"slot_base", 1u << 24, &base}, Field{"slots", 65536, &slots},
+            Field{"slot_base", 1u << 24, &base}, Field{"slots", wire::kMaxSlots, &slots},
             Field{"root_node", 65535, &root_node}, Field{"root_fan_in", 65535, &root_fan_in},
             Field{"to_root_label", 65535, &label}}) {
         auto v = Uint(a, f.key, aw, f.max);
@@ -322,21 +281,21 @@ std::string ConfigToJson(const SwitchConfig& c) {
   doc["format"] = "grid-switch/1";
   doc["name"] = c.name;
   doc["node_id"] = c.node_id;
-  doc["ip"] = IpToString(c.ip);
-  doc["mac"] = MacToString(c.mac);
+  doc["ip"] = wire::IpToString(c.ip);
+  doc["mac"] = wire::MacToString(c.mac);
   doc["ports"] = c.num_ports;
   doc["slot_memory"] = c.slot_memory;
   doc["congestion_threshold"] = c.congestion_threshold;
   doc["label_routes"] = Ordered::array();
   for (const auto& [label, e] : c.label_routes) {
     doc["label_routes"].push_back(
-        {{"label", label}, {"port", e.port}, {"mac", MacToString(e.mac)}});
+        {{"label", label}, {"port", e.port}, {"mac", wire::MacToString(e.mac)}});
   }
   doc["ip_routes"] = Ordered::array();
   for (const auto& [ip, e] : c.ip_routes) doc["ip_routes"].push_back(EndpointJson(e));
   doc["hosts"] = Ordered::array();
   for (const auto& [port, ip] : c.hosts) {
-    doc["hosts"].push_back({{"port", port}, {"ip", IpToString(ip)}});
+    doc["hosts"].push_back({{"port", port}, {"ip", wire::IpToString(ip)}});
   }
   doc["jobs"] = Ordered::array();
   for (const auto& [id, job] : c.jobs) {

@@ -24,24 +24,25 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
   doc["format"] = "grid-p4-entries/1";
   doc["switch"] = c.name;
   doc["default_actions"] = Ordered::array(
-      {entry("GridIngress.identity", Ordered::object(), "set_identity",
-             {{"id", c.node_id}, {"ip", IpToString(c.ip)}, {"mac", MacToString(c.mac)}}),
+      {entry(
+           "GridIngress.identity", Ordered::object(), "set_identity",
+           {{"id", c.node_id}, {"ip", wire::IpToString(c.ip)}, {"mac", wire::MacToString(c.mac)}}),
        entry("GridEgress.egress_identity", Ordered::object(), "set_egress_identity",
-             {{"ip", IpToString(c.ip)},
-              {"mac", MacToString(c.mac)},
+             {{"ip", wire::IpToString(c.ip)},
+              {"mac", wire::MacToString(c.mac)},
               {"threshold", c.congestion_threshold}})});
   Ordered entries = Ordered::array();
   for (const auto& [label, e] : c.label_routes) {
     entries.push_back(entry("GridIngress.label_route", {{"hdr.grid.path", label}}, "set_nhop",
-                            {{"port", e.port}, {"mac", MacToString(e.mac)}}));
+                            {{"port", e.port}, {"mac", wire::MacToString(e.mac)}}));
   }
   for (const auto& [ip, e] : c.ip_routes) {
-    entries.push_back(entry("GridIngress.ip_route", {{"hdr.ipv4.dst", IpToString(ip)}}, "set_nhop",
-                            {{"port", e.port}, {"mac", MacToString(e.mac)}}));
+    entries.push_back(entry("GridIngress.ip_route", {{"hdr.ipv4.dst", wire::IpToString(ip)}},
+                            "set_nhop", {{"port", e.port}, {"mac", wire::MacToString(e.mac)}}));
   }
   for (const auto& [port, ip] : c.hosts) {
     entries.push_back(entry("GridIngress.edge", {{"standard_metadata.ingress_port", port}},
-                            "set_edge", {{"ip", IpToString(ip)}}));
+                            "set_edge", {{"ip", wire::IpToString(ip)}}));
   }
   Ordered groups = Ordered::array();
   for (const auto& [id, job] : c.jobs) {
@@ -78,8 +79,8 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
                              {"slot_base", a.slot_base},
                              {"slots", a.slots},
                              {"root_port", a.root.port},
-                             {"root_ip", IpToString(a.root.ip)},
-                             {"root_mac", MacToString(a.root.mac)},
+                             {"root_ip", wire::IpToString(a.root.ip)},
+                             {"root_mac", wire::MacToString(a.root.mac)},
                              {"root_node", a.root_node},
                              {"root_fan_in", a.root_fan_in},
                              {"to_root_label", a.to_root_label},
@@ -95,15 +96,15 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
                               {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}}, "set_member",
                               {{"bit_index", m.bit},
                                {"port", m.to.port},
-                               {"ip", IpToString(m.to.ip)},
-                               {"mac", MacToString(m.to.mac)},
+                               {"ip", wire::IpToString(m.to.ip)},
+                               {"mac", wire::MacToString(m.to.mac)},
                                {"label", m.result_label}}));
       entries.push_back(entry("GridEgress.replica",
                               {{"hdr.grid.job_id", id}, {"standard_metadata.egress_rid", m.bit}},
                               "set_replica",
                               {{"rank", m.rank},
-                               {"ip", IpToString(m.to.ip)},
-                               {"mac", MacToString(m.to.mac)},
+                               {"ip", wire::IpToString(m.to.ip)},
+                               {"mac", wire::MacToString(m.to.mac)},
                                {"label", m.result_label}}));
       replicas.push_back({{"port", m.to.port}, {"rid", m.bit}});
     }

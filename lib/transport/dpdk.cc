@@ -27,6 +27,7 @@ namespace grid::transport {
 namespace {
 
 constexpr uint16_t kBurst = 32;
+constexpr uint32_t kMaxQueues = 64;  // queue pairs a dpdk: spec may ask for
 std::atomic<bool> g_eal_in_use{false};
 
 class DpdkTransport final : public Transport {
@@ -146,18 +147,17 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
       options = true;
     } else if (options) {
       uint32_t p = 0;
-      double v = 0;
       const size_t eq = a.find('=');
-      const absl::string_view key = a.substr(0, eq), value = a.substr(eq + 1);
-      const bool number = eq != absl::string_view::npos && absl::SimpleAtod(value, &v) && v >= 0;
+      const absl::string_view key = a.substr(0, eq);
+      const absl::string_view value = eq == absl::string_view::npos ? "" : a.substr(eq + 1);
+      auto fault = ParseFault(std::string_view(key.data(), key.size()),
+                              std::string_view(value.data(), value.size()), faults);
       if (key == "port" && absl::SimpleAtoi(value, &p) && p <= 65535) {
         port = static_cast<uint16_t>(p);
-      } else if (key == "queues" && absl::SimpleAtoi(value, &p) && p >= 1 && p <= 64) {
+      } else if (key == "queues" && absl::SimpleAtoi(value, &p) && p >= 1 && p <= kMaxQueues) {
         queues = static_cast<uint16_t>(p);
-      } else if ((key == "loss" || key == "dup" || key == "reorder") && number && v <= 1) {
-        (key == "loss" ? faults.loss : key == "dup" ? faults.duplicate : faults.reorder) = v;
-      } else if (key == "seed" && number) {
-        faults.seed = static_cast<uint64_t>(v);
+      } else if (fault.ok() && *fault) {
+        // loss=, dup=, reorder=, seed=
       } else {
         return absl::InvalidArgumentError(absl::StrFormat(
             "transport \"%s\": after --: port=N, queues=N, loss=P, dup=P, reorder=P, seed=N; not "

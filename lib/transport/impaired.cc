@@ -9,10 +9,9 @@ size_t ImpairedTransport::Send(absl::Span<const absl::Span<const uint8_t>> frame
   std::vector<uint8_t> held;
   held.swap(held_);
   for (absl::Span<const uint8_t> f : frames) {
-    if (rng_.Uniform() < faults_.loss) continue;
-    const int copies = rng_.Uniform() < faults_.duplicate ? 2 : 1;
+    const int copies = faults_.Copies();
     for (int c = 0; c < copies; ++c) {
-      if (held_.empty() && rng_.Uniform() < faults_.reorder) {
+      if (faults_.Hold(held_.empty())) {
         held_.assign(f.begin(), f.end());  // goes out behind the next frame
         continue;
       }
@@ -34,8 +33,7 @@ void ImpairedTransport::ReleaseHeld() {
 }
 
 std::string ImpairedTransport::Describe() const {
-  return absl::StrFormat("%s (loss %g, dup %g, reorder %g)", inner_->Describe(), faults_.loss,
-                         faults_.duplicate, faults_.reorder);
+  return absl::StrFormat("%s (%s)", inner_->Describe(), faults_.faults().Describe());
 }
 
 }  // namespace grid::transport

@@ -1,5 +1,5 @@
-// Internal: fault injection for emulated links, wrapped around any
-// transport. Frames sent are dropped, sent twice, or held back behind the
+// Internal: fault injection (transport/faults.h) wrapped around any
+// transport: frames sent are dropped, sent twice, or held back behind the
 // next one, each with its probability (docs/worker.md, "Transports").
 #ifndef GRID_LIB_TRANSPORT_IMPAIRED_H_
 #define GRID_LIB_TRANSPORT_IMPAIRED_H_
@@ -8,20 +8,14 @@
 #include <vector>
 
 #include "grid/transport.h"
-#include "util/random.h"
+#include "transport/faults.h"
 
 namespace grid::transport {
-
-struct LinkFaults {
-  double loss = 0, duplicate = 0, reorder = 0;
-  uint64_t seed = 1;
-  bool any() const { return loss > 0 || duplicate > 0 || reorder > 0; }
-};
 
 class ImpairedTransport final : public Transport {
  public:
   ImpairedTransport(std::unique_ptr<Transport> inner, LinkFaults faults)
-      : inner_(std::move(inner)), faults_(faults), rng_(faults.seed) {}
+      : inner_(std::move(inner)), faults_(faults) {}
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override;
   // A frame held back to be reordered goes out at the next Send, or at the
@@ -42,8 +36,7 @@ class ImpairedTransport final : public Transport {
 
  private:
   std::unique_ptr<Transport> inner_;
-  LinkFaults faults_;
-  util::Random rng_;
+  FaultInjector faults_;
   std::vector<std::vector<uint8_t>> out_;
   std::vector<uint8_t> held_;
 };

@@ -16,7 +16,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "grid/switch.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
 #include "transport/dpdk.h"
@@ -38,7 +37,7 @@ absl::StatusOr<sockaddr_in> ParseHostPort(std::string_view text) {
       port > 65535) {
     return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not HOST:PORT", text));
   }
-  auto ip = sw::ParseIp(text.substr(0, colon));
+  auto ip = wire::ParseIp(text.substr(0, colon));
   if (!ip.ok()) return ip.status();
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -48,7 +47,7 @@ absl::StatusOr<sockaddr_in> ParseHostPort(std::string_view text) {
 }
 
 std::string Format(const sockaddr_in& a) {
-  return absl::StrFormat("%s:%d", sw::IpToString(ntohl(a.sin_addr.s_addr)), ntohs(a.sin_port));
+  return absl::StrFormat("%s:%d", wire::IpToString(ntohl(a.sin_addr.s_addr)), ntohs(a.sin_port));
 }
 
 class UdpTransport final : public Transport {
@@ -221,18 +220,14 @@ absl::StatusOr<UdpSpec> ParseUdpSpec(std::string_view spec) {
       if (!a.ok()) return bad(a.status());
       (key == "bind" ? out.bind : out.peer) = *a;
       (key == "bind" ? have_bind : have_peer) = true;
-    } else if (key == "loss" || key == "dup" || key == "reorder" || key == "seed") {
-      double v = 0;
-      if (!absl::SimpleAtod(value, &v) || v < 0 || (key != "seed" && v > 1)) {
-        return bad(absl::InvalidArgumentError("expected a probability in [0, 1]"));
-      }
-      if (key == "loss") out.faults.loss = v;
-      if (key == "dup") out.faults.duplicate = v;
-      if (key == "reorder") out.faults.reorder = v;
-      if (key == "seed") out.faults.seed = static_cast<uint64_t>(v);
+    } else if (auto fault = ParseFault(key, value, out.faults); !fault.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("transport \"%s\": %s", spec, fault.status().message()));
+    } else if (*fault) {
+      // loss=, dup=, reorder=, seed=
     } else if (key == "route" && !out.link) {
       const size_t at = value.find('@');
-      auto ip = sw::ParseIp(value.substr(0, at == std::string::npos ? value.size() : at));
+      auto ip = wire::ParseIp(value.substr(0, at == std::string::npos ? value.size() : at));
       if (at == std::string::npos || !ip.ok()) {
         return bad(absl::InvalidArgumentError("expected IP@HOST:PORT"));
       }
@@ -276,19 +271,3 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
 }
 
 }  // namespace grid::transport
-
-namespace grid {
-
-absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec) {
-  if (spec.substr(0, 3) == "udp") {
-    auto parsed = transport::ParseUdpSpec(spec);
-    if (!parsed.ok()) return parsed.status();
-    return transport::OpenUdp(*parsed);
-  }
-  if (spec.substr(0, 5) == "dpdk:") return transport::OpenDpdk(spec);
-  if (spec.substr(0, 6) == "verbs:") return transport::OpenVerbs(spec);
-  return absl::InvalidArgumentError(
-      absl::StrFormat("transport \"%s\": unknown kind (udp, udp-link, dpdk, verbs)", spec));
-}
-
-}  // namespace grid

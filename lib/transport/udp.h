@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "grid/transport.h"
-#include "transport/impaired.h"
+#include "transport/faults.h"
 
 namespace grid::transport {
 

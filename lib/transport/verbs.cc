@@ -16,7 +16,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "grid/switch.h"
 #include "grid/wire.h"
 
 namespace grid::transport {
@@ -210,7 +209,7 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenVerbs(std::string_view spec) {
       device = std::string(value);
     } else if (key == "port" && absl::SimpleAtoi(value, &port) && port >= 1 && port <= 255) {
     } else if (key == "mac") {
-      auto m = sw::ParseMac(std::string_view(value.data(), value.size()));
+      auto m = wire::ParseMac(std::string_view(value.data(), value.size()));
       if (!m.ok()) return m.status();
       mac = *m;
       have_mac = true;

@@ -123,7 +123,7 @@ std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
 }
 
 Engine::Engine(const control::WorkerConfig& config, Transport* transport,
-               const CommunicatorOptions& options)
+               const EngineOptions& options)
     : config_(config), transport_(transport), options_(options), slots_(config.slots) {
   max_window_ = options.window == 0 ? config.slots : std::min(options.window, config.slots);
   cwnd_ = std::clamp<double>(options.initial_window, 1, max_window_);

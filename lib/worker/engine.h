@@ -16,8 +16,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "grid/communicator.h"
-#include "grid/control.h"
+#include "grid/host_config.h"
+#include "grid/options.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
 #include "worker/op_state.h"
@@ -67,8 +67,7 @@ struct WireOp {
 
 class Engine {
  public:
-  Engine(const control::WorkerConfig& config, Transport* transport,
-         const CommunicatorOptions& options);
+  Engine(const control::WorkerConfig& config, Transport* transport, const EngineOptions& options);
 
   // Queues operations; each wire operation runs after the ones before it.
   void Submit(std::vector<std::unique_ptr<WireOp>> ops);
@@ -83,12 +82,14 @@ class Engine {
     explain_ = std::move(explain);
   }
   bool Idle() const { return ops_.empty(); }
+  size_t operations() const { return ops_.size(); }  // wire operations queued or running
   // Set once a timeout or a fatal error has ended every operation; the
   // stream is then out of step with the other ranks and the engine takes no
   // more operations.
   const absl::Status& failed() const { return failed_; }
 
   const CommunicatorStats& stats() const { return stats_; }
+  // The loss and congestion state, as tests/worker/loss_test.cc checks it.
   uint32_t window() const { return static_cast<uint32_t>(cwnd_); }
   absl::Duration rto() const { return rto_; }
 
@@ -123,7 +124,7 @@ class Engine {
 
   control::WorkerConfig config_;
   Transport* transport_;
-  CommunicatorOptions options_;
+  EngineOptions options_;
   std::deque<std::unique_ptr<WireOp>> ops_;  // running, in stream order
   size_t issuing_ = 0;                       // ops_[issuing_] is being issued
   std::vector<Slot> slots_;

@@ -1,6 +1,6 @@
-# Installs the build tree into a scratch prefix, then builds and runs the
-# consumer project against it twice: through find_package(grid) and through
-# pkg-config (grid.pc).
+# Installs the build tree into a scratch prefix, runs an installed tool from
+# there, then builds and runs the consumer project against it twice: through
+# find_package(grid) and through pkg-config (grid.pc).
 set(prefix ${GRID_WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${GRID_WORK_DIR})
 
@@ -18,6 +18,15 @@ if(GRID_SANITIZE)
 endif()
 
 run(${CMAKE_COMMAND} --install ${GRID_BUILD_DIR} --prefix ${prefix})
+
+# An installed tool runs from the prefix with no LD_LIBRARY_PATH: its install
+# RPATH ($ORIGIN/../lib) finds libgrid.
+unset(ENV{LD_LIBRARY_PATH})
+execute_process(COMMAND ${prefix}/bin/grid-plan --help RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "grid-plan")
+  message(FATAL_ERROR "installed ${prefix}/bin/grid-plan --help failed (${rc}):\n${out}\n${err}")
+endif()
 run(${CMAKE_COMMAND} -S ${GRID_CONSUMER_DIR} -B ${GRID_WORK_DIR}/build -G ${GRID_GENERATOR}
     -DCMAKE_CXX_COMPILER=${GRID_CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
     "-DCMAKE_CXX_FLAGS=${flags}" "-DCMAKE_EXE_LINKER_FLAGS=${flags}"

@@ -40,7 +40,7 @@ std::string Describe(const Frame& f) {
       "%d exp %d/%d n %d; ip %s -> %s ttl %d",
       f.size(), static_cast<int>(h.type), h.flags, h.rank, h.agg_node, h.path, h.fan_in, h.slot,
       h.op_seq, h.chunk, h.exponent, h.next_exponent, h.num_elements,
-      sw::IpToString(v->address.src_ip), sw::IpToString(v->address.dst_ip), v->address.ttl);
+      wire::IpToString(v->address.src_ip), wire::IpToString(v->address.dst_ip), v->address.ttl);
 }
 
 std::string FirstDifference(const Frame& a, const Frame& b) {

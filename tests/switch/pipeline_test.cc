@@ -475,11 +475,11 @@ TEST(SwitchConfig, JsonRoundTripAndValidation) {
   EXPECT_THAT(ParseConfigJson("{\"format\": \"grid-switch/1\", \"name\": 3}").status().message(),
               HasSubstr("name: must be a string"));
   EXPECT_THAT(ParseConfigJson("[").status().message(), HasSubstr("switch config JSON"));
-  EXPECT_EQ(*ParseIp("10.0.1.2"), 0x0a000102u);
-  EXPECT_FALSE(ParseIp("10.0.1").ok());
-  EXPECT_FALSE(ParseIp("10.0.1.256").ok());
-  EXPECT_EQ(MacToString(*ParseMac("02:00:00:00:01:0a")), "02:00:00:00:01:0a");
-  EXPECT_FALSE(ParseMac("02:00:00:00:01").ok());
+  EXPECT_EQ(*wire::ParseIp("10.0.1.2"), 0x0a000102u);
+  EXPECT_FALSE(wire::ParseIp("10.0.1").ok());
+  EXPECT_FALSE(wire::ParseIp("10.0.1.256").ok());
+  EXPECT_EQ(wire::MacToString(*wire::ParseMac("02:00:00:00:01:0a")), "02:00:00:00:01:0a");
+  EXPECT_FALSE(wire::ParseMac("02:00:00:00:01").ok());
 }
 
 TEST(SwitchConfig, P4Entries) {

@@ -9,6 +9,7 @@
 
 #include "fabric.h"
 #include "gtest/gtest.h"
+#include "transport/faults.h"
 #include "util/random.h"
 
 namespace grid::sw {
@@ -16,16 +17,17 @@ namespace {
 
 using topology::NodeId;
 
+// Loss and duplication per hop (the fault injector every emulated link
+// uses), and a delivery delay of 1 + U[0, max_jitter] ticks that reorders.
 struct Impairment {
-  double loss = 0.02;
-  double duplicate = 0.02;
-  uint64_t max_jitter = 8;  // delivery delay 1 + U[0, jitter]: reorders
+  transport::LinkFaults faults{.loss = 0.02, .duplicate = 0.02};
+  uint64_t max_jitter = 8;
 };
 
 class Network {
  public:
   Network(const testing::Job& job, Impairment imp, uint64_t seed)
-      : job_(job), imp_(imp), rng_(seed) {
+      : job_(job), imp_(imp), faults_(WithSeed(imp.faults, seed)), rng_(seed) {
     for (const auto& [node, config] : job.configs)
       switches_.emplace(node, *Pipeline::Create(config));
   }
@@ -33,11 +35,11 @@ class Network {
   // Sends `bytes` out of `from`'s port `port` (hosts have port 0).
   void Send(NodeId from, uint16_t port, absl::Span<const uint8_t> bytes) {
     ++sent_;
-    if (rng_.Uniform() < imp_.loss) {
+    const int copies = faults_.Copies();
+    if (copies == 0) {
       ++lost_;
       return;
     }
-    const int copies = rng_.Uniform() < imp_.duplicate ? 2 : 1;
     const topology::Adjacent& link = job_.topo.neighbors(from)[port];
     const uint16_t in_port = job_.PortTo(link.node, from);
     for (int i = 0; i < copies; ++i) {
@@ -79,7 +81,13 @@ class Network {
     bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   const testing::Job& job_;
+  static transport::LinkFaults WithSeed(transport::LinkFaults f, uint64_t seed) {
+    f.seed = seed;
+    return f;
+  }
+
   Impairment imp_;
+  transport::FaultInjector faults_;
   util::Random rng_;
   std::map<NodeId, Pipeline> switches_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;

@@ -128,9 +128,47 @@ TEST(UdpTransport, BadSpecsNameThePart) {
   EXPECT_THAT(OpenTransport("udp:bind=127.0.0.1:1,colour=blue").status().message(),
               HasSubstr("unknown key \"colour\""));
   EXPECT_THAT(OpenTransport("udp:bind=127.0.0.1:1,loss=2").status().message(), HasSubstr("loss"));
+  // Found by host_config_fuzz: a seed beyond 2^64 was converted from a double.
+  EXPECT_THAT(
+      OpenTransport("udp:bind=127.0.0.1:1,seed=1" + std::string(90, '1')).status().message(),
+      HasSubstr("seed: expected a whole number"));
+  EXPECT_THAT(OpenTransport("udp:bind=127.0.0.1:1,seed=1.5").status().message(),
+              HasSubstr("seed: expected a whole number"));
+  EXPECT_THAT(OpenTransport("dpdk:--no-pci -- seed=1" + std::string(90, '1')).status().message(),
+              HasSubstr("not \"seed=1"));
   EXPECT_THAT(OpenTransport("carrier-pigeon:").status().message(), HasSubstr("unknown kind"));
   EXPECT_THAT(OpenTransport("dpdk:--no-pci -- bogus").status().message(),
               HasSubstr("not \"bogus\""));
+}
+
+// A transport kind of the program's own, opened by scheme like the built-ins.
+TEST(TransportRegistry, AProgramsOwnKindOpensByScheme) {
+  TransportRegistry registry = TransportRegistry::WithBuiltins();
+  std::string seen;
+  ASSERT_TRUE(registry
+                  .Register("pair",
+                            [&](std::string_view spec) {
+                              seen = std::string(spec);
+                              // "pair:A,B": a UDP link from port A to port B.
+                              const std::string rest(spec.substr(5));
+                              const std::string a = rest.substr(0, rest.find(','));
+                              const std::string b = rest.substr(rest.find(',') + 1);
+                              return OpenTransport("udp-link:bind=127.0.0.1:" + a +
+                                                   ",peer=127.0.0.1:" + b);
+                            })
+                  .ok());
+  const int p = 30000 + static_cast<int>(::getpid() % 2000) * 8 + 6;
+  auto t = registry.Open(absl::StrFormat("pair:%d,%d", p, p + 1));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(seen, absl::StrFormat("pair:%d,%d", p, p + 1));
+  EXPECT_THAT((*t)->Describe(), HasSubstr("udp-link"));
+  EXPECT_EQ(registry.Register("pair", OpenTransport).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry.Register("a b", OpenTransport).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Register("empty", nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(registry.Open("smoke:1").status().message(),
+              HasSubstr("known: dpdk, pair, udp, udp-link, verbs"));
+  // The built-in registry does not know it.
+  EXPECT_THAT(OpenTransport("pair:1,2").status().message(), HasSubstr("unknown kind \"pair\""));
 }
 
 TEST(VerbsTransport, OpensOrSkipsWithAClearReason) {
@@ -232,16 +270,16 @@ namespace {
 TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   const int port = 31000 + static_cast<int>(::getpid() % 2000) * 8;
   CommunicatorOptions o;
-  o.rank = 0;
-  o.world_size = 8;
-  o.store = absl::StrFormat("tcp:127.0.0.1:%d", port);
-  o.transport = absl::StrFormat("udp:bind=127.0.0.1:%d", port + 1);
-  o.topology = "testbed";
-  o.planner = "switchml";
-  o.bootstrap_timeout = absl::Seconds(5);
+  o.bootstrap.rank = 0;
+  o.bootstrap.world_size = 8;
+  o.bootstrap.store = absl::StrFormat("tcp:127.0.0.1:%d", port);
+  o.bootstrap.transport = absl::StrFormat("udp:bind=127.0.0.1:%d", port + 1);
+  o.control.topology = "testbed";
+  o.control.planner = "switchml";
+  o.bootstrap.timeout = absl::Seconds(5);
   auto rank0 = Communicator::Create(o);
   ASSERT_TRUE(rank0.ok()) << rank0.status();
-  auto client = OpenStore(o.store);
+  auto client = OpenStore(o.bootstrap.store);
   ASSERT_TRUE(client.ok());
   auto w5 = (*client)->Get("grid/worker/5", absl::Seconds(2));
   ASSERT_TRUE(w5.ok()) << w5.status();
@@ -252,19 +290,65 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   EXPECT_TRUE((*client)->Get("grid/root", absl::Seconds(2)).ok());
   // Another rank joins through the store alone (its transport named).
   CommunicatorOptions o5 = o;
-  o5.rank = 5;
-  o5.topology.clear();
-  o5.transport = absl::StrFormat("udp:bind=127.0.0.1:%d", port + 2);
+  o5.bootstrap.rank = 5;
+  o5.control.topology.clear();
+  o5.bootstrap.transport = absl::StrFormat("udp:bind=127.0.0.1:%d", port + 2);
   auto rank5 = Communicator::Create(o5);
   ASSERT_TRUE(rank5.ok()) << rank5.status();
   EXPECT_EQ((*rank5)->rank(), 5);
   EXPECT_EQ((*rank5)->world_size(), 8);
   // Without a transport, the error says where one comes from.
   CommunicatorOptions o6 = o5;
-  o6.rank = 6;
-  o6.transport.clear();
-  o6.bootstrap_timeout = absl::Milliseconds(50);
+  o6.bootstrap.rank = 6;
+  o6.bootstrap.transport.clear();
+  o6.bootstrap.timeout = absl::Milliseconds(50);
   EXPECT_THAT(Communicator::Create(o6).status().message(), HasSubstr("set GRID_TRANSPORT"));
+}
+
+// A planner registered by the program reaches the job through
+// ControlOptions::planners; the built-in registry does not know it.
+TEST(Bootstrap, RankZeroPlansWithAProgramsOwnPlanner) {
+  class Renamed : public planner::Planner {
+   public:
+    explicit Renamed(std::unique_ptr<planner::Planner> inner) : inner_(std::move(inner)) {}
+    std::string_view name() const override { return "mine"; }
+    absl::StatusOr<planner::Plan> Plan(const topology::Topology& t,
+                                       const planner::JobSpec& job) override {
+      auto plan = inner_->Plan(t, job);
+      if (plan.ok()) plan->planner = "mine";
+      return plan;
+    }
+
+   private:
+    std::unique_ptr<planner::Planner> inner_;
+  };
+  planner::PlannerRegistry registry = planner::PlannerRegistry::WithBuiltins();
+  ASSERT_TRUE(registry
+                  .Register("mine",
+                            [](const planner::PlannerOptions& po) {
+                              return std::make_unique<Renamed>(
+                                  *planner::PlannerRegistry::WithBuiltins().Create("switchml", po));
+                            })
+                  .ok());
+  const std::string dir = ::testing::TempDir() + "/own_planner_store";
+  std::filesystem::remove_all(dir);
+  CommunicatorOptions o;
+  o.bootstrap.rank = 0;
+  o.bootstrap.world_size = 8;
+  o.bootstrap.store = "file:" + dir;
+  o.bootstrap.transport = "udp:bind=127.0.0.1:0";
+  o.bootstrap.timeout = absl::Seconds(5);
+  o.control.topology = "testbed";
+  o.control.planner = "mine";
+  EXPECT_THAT(Communicator::Create(o).status().message(), HasSubstr("mine"));
+  o.control.planners = &registry;
+  auto rank0 = Communicator::Create(o);
+  ASSERT_TRUE(rank0.ok()) << rank0.status();
+  auto store = OpenStore(o.bootstrap.store);
+  ASSERT_TRUE(store.ok());
+  auto plan = (*store)->Get("grid/plan", absl::Seconds(1));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(*plan, HasSubstr("\"mine\""));
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ testing::ClusterOptions Options() {
   o.workers = kWorld;      // W1..W7: W8's host is free for the attacker
   o.planner = "switchml";  // W8's switch, S3, aggregates W5 and W6
   o.slots = 16;
-  o.comm.timeout = absl::Seconds(60);
+  o.comm.engine.timeout = absl::Seconds(60);
   return o;
 }
 
@@ -259,7 +259,7 @@ TEST(FaultyMember, ReplaysAndBadSlotsFromItsOwnHost) {
 TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
   const control::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
-  CommunicatorOptions options;
+  EngineOptions options;
   worker::Engine engine(config, &transport, options);
   auto op = std::make_shared<internal::OpState>();
   std::vector<uint16_t> in(128, 0x3c00), out(128);  // 1.0 in float16
@@ -294,7 +294,7 @@ TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
 TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
   const control::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
-  worker::Engine engine(config, &transport, CommunicatorOptions{});
+  worker::Engine engine(config, &transport, EngineOptions{});
   auto op = std::make_shared<internal::OpState>();
   std::vector<int32_t> in(64, 1), out(64);
   op->type = DataType::kInt32;

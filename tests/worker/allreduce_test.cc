@@ -70,7 +70,7 @@ class Allreduce : public ::testing::Test {
  public:
   static testing::ClusterOptions Options() {
     testing::ClusterOptions o;
-    o.comm.timeout = absl::Seconds(60);
+    o.comm.engine.timeout = absl::Seconds(60);
     return o;
   }
 };
@@ -229,7 +229,7 @@ TEST_F(Allreduce, SmallTensorsInAGroupAreFused) {
 TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   auto o = Options();
   o.impairment = {0.01, 0.01, 0.01};
-  o.comm.rto = absl::Milliseconds(5);
+  o.comm.engine.rto = absl::Milliseconds(5);
   testing::Cluster cluster(o);
   const size_t n = 64 * 2000;
   std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
@@ -254,7 +254,7 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
     retransmissions += cluster.comm(r).stats().retransmissions;
   }
   ExpectFloatSum(fin, fout[0], 64);
-  const transport::FabricStats f = cluster.fabric().stats();
+  const testing::FabricStats f = cluster.fabric().stats();
   EXPECT_GT(f.lost, 0u);
   EXPECT_GT(f.duplicated, 0u);
   EXPECT_GT(f.reordered, 0u);
@@ -281,8 +281,8 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
 TEST_F(Allreduce, FivePercentLossDuplicationAndReordering) {
   auto o = Options();
   o.impairment = {0.05, 0.05, 0.05};
-  o.comm.rto = absl::Milliseconds(5);
-  o.comm.timeout = absl::Seconds(60);
+  o.comm.engine.rto = absl::Milliseconds(5);
+  o.comm.engine.timeout = absl::Seconds(60);
   testing::Cluster cluster(o);
   const size_t n = 64 * 2000;
   std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
@@ -304,10 +304,10 @@ TEST_F(Allreduce, FivePercentLossDuplicationAndReordering) {
 
 TEST_F(Allreduce, ADeadRankEndsEveryOtherRankWithAnError) {
   auto o = Options();
-  o.comm.timeout = absl::Seconds(1);
+  o.comm.engine.timeout = absl::Seconds(1);
   // With a store, ranks publish heartbeats and a timeout names the ranks
   // that did not contribute.
-  o.comm.store = "file:" + ::testing::TempDir() + "/dead_rank_store";
+  o.comm.bootstrap.store = "file:" + ::testing::TempDir() + "/dead_rank_store";
   testing::Cluster cluster(o);
   const size_t n = 64 * 100;
   cluster.Kill(2);

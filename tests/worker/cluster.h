@@ -19,7 +19,7 @@
 #include "grid/topology.h"
 #include "gtest/gtest.h"
 #include "root/engine.h"
-#include "transport/loopback.h"
+#include "support/loopback.h"
 
 namespace grid::testing {
 
@@ -29,7 +29,7 @@ struct ClusterOptions {
   int workers = 8;
   uint32_t slots = 64;
   uint16_t elements = 64;
-  transport::Impairment impairment;
+  transport::LinkFaults impairment;  // per hop (seeded 7 here, so runs repeat)
   CommunicatorOptions comm;
 };
 
@@ -50,7 +50,9 @@ class Cluster {
     switches_ = *switches;
     workers_ = *control::BuildWorkerConfigs(topo_, plan_, params);
     root_config_ = *control::BuildRootConfig(topo_, plan_, params);
-    fabric_ = *transport::LoopbackFabric::Create(topo_, *switches, o.impairment, 7);
+    transport::LinkFaults faults = o.impairment;
+    faults.seed = 7;
+    fabric_ = *testing::LoopbackFabric::Create(topo_, *switches, faults);
     root_transport_ = *fabric_->Attach(root_config_.node);
     root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
     root_thread_ = std::thread([this] {
@@ -95,7 +97,7 @@ class Cluster {
     fabric_->Disconnect(workers_[rank].node);
     comms_[rank]->Abort();
   }
-  transport::LoopbackFabric& fabric() { return *fabric_; }
+  testing::LoopbackFabric& fabric() { return *fabric_; }
   const planner::Plan& plan() const { return plan_; }
   const topology::Topology& topology() const { return topo_; }
   const std::vector<control::WorkerConfig>& workers() const { return workers_; }
@@ -122,7 +124,7 @@ class Cluster {
   control::RootConfig root_config_;
   std::map<topology::NodeId, sw::SwitchConfig> switches_;
   std::mutex root_mu_;  // the root engine, between its thread and root_stats()
-  std::unique_ptr<transport::LoopbackFabric> fabric_;
+  std::unique_ptr<testing::LoopbackFabric> fabric_;
   std::unique_ptr<Transport> root_transport_;
   std::unique_ptr<root::RootEngine> root_;
   std::thread root_thread_;

@@ -68,7 +68,7 @@ testing::ClusterOptions Options(absl::Duration timeout, double loss = 0) {
   o.impairment.loss = loss;
   o.planner = "switchml";  // S2's and S3's partials cross the S2-S1 and S3-S1 links
   o.slots = 16;
-  o.comm.timeout = timeout;
+  o.comm.engine.timeout = timeout;
   return o;
 }
 

@@ -20,7 +20,7 @@ constexpr size_t kChunks = 300;
 
 // One rank's engine with one int32 operation of kChunks chunks submitted.
 struct Rig {
-  explicit Rig(CommunicatorOptions o) : options(o) {
+  explicit Rig(EngineOptions o) : options(o) {
     config = testing::OneRankConfig(testing::ClusterOptions{});
     engine = std::make_unique<worker::Engine>(config, &transport, options);
     in.assign(kChunks * config.elements, 1);
@@ -47,7 +47,7 @@ struct Rig {
     return wire::DecodeFrame(frame)->header;
   }
 
-  CommunicatorOptions options;
+  EngineOptions options;
   control::WorkerConfig config;
   HandTransport transport;
   std::unique_ptr<worker::Engine> engine;
@@ -56,8 +56,8 @@ struct Rig {
   absl::Time now = absl::Now();
 };
 
-CommunicatorOptions Options() {
-  CommunicatorOptions o;
+EngineOptions Options() {
+  EngineOptions o;
   o.rto = absl::Milliseconds(10);
   o.min_rto = absl::Milliseconds(1);
   o.max_rto = absl::Milliseconds(500);
@@ -132,7 +132,7 @@ TEST(LossRecovery, AChunkWaitingForOthersBacksOffAtMostEightfoldWhileResultsFlow
 // (RETRANSMIT, kept by the switches and the root) measures that rank's
 // repair, not the network, and is not sampled even on this rank's first send.
 TEST(LossRecovery, ARoundTripWithAnyRanksResendIsNotSampled) {
-  CommunicatorOptions o = Options();
+  EngineOptions o = Options();
   o.rto = absl::Milliseconds(200);
   Rig rig(o);
   std::vector<std::vector<uint8_t>> first = rig.Step(absl::ZeroDuration());

@@ -12,8 +12,8 @@
 #include "grid/planner.h"
 #include "gtest/gtest.h"
 #include "root/engine.h"
+#include "support/loopback.h"
 #include "switch/fabric.h"
-#include "transport/loopback.h"
 #include "util/random.h"
 
 namespace grid {
@@ -70,9 +70,9 @@ class TwoJobs : public ::testing::Test {
       job.root_config = *control::BuildRootConfig(topo_, job.plan, job.params);
     }
     switches_ = switches;
-    fabric_ = *transport::LoopbackFabric::Create(topo_, switches, {}, 3);
+    fabric_ = *testing::LoopbackFabric::Create(topo_, switches, {.seed = 3});
     CommunicatorOptions o;
-    o.timeout = absl::Seconds(5);
+    o.engine.timeout = absl::Seconds(5);
     for (Job& job : jobs_) {
       job.root_transport = *fabric_->Attach(job.root_config.node);
       job.root = std::make_unique<root::RootEngine>(job.root_config, job.root_transport.get());
@@ -141,7 +141,7 @@ class TwoJobs : public ::testing::Test {
   topology::Topology topo_;
   Job jobs_[2];
   std::map<NodeId, sw::SwitchConfig> switches_;
-  std::unique_ptr<transport::LoopbackFabric> fabric_;
+  std::unique_ptr<testing::LoopbackFabric> fabric_;
   std::thread root_thread_;
   std::atomic<bool> stop_{false};
 };

@@ -1,12 +1,13 @@
-// An in-process fabric for tests: hosts attach as Transports, switches run
-// the reference pipeline (sw::Pipeline) from their tables, and every hop can
-// lose, duplicate and reorder frames. Ranks run as threads in one process.
+// Test support: an in-process fabric. Hosts attach as Transports, switches
+// run the reference pipeline (sw::Pipeline) from their tables, and every hop
+// can lose, duplicate and reorder frames (transport/faults.h). Ranks run as
+// threads in one process.
 //
 // A frame a host sends is carried hop by hop at once, in the sender's thread:
 // each switch on the way processes it under its own lock, and what reaches a
 // host waits in that host's inbox until it calls Receive.
-#ifndef GRID_LIB_TRANSPORT_LOOPBACK_H_
-#define GRID_LIB_TRANSPORT_LOOPBACK_H_
+#ifndef GRID_TESTS_SUPPORT_LOOPBACK_H_
+#define GRID_TESTS_SUPPORT_LOOPBACK_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -20,15 +21,12 @@
 #include "grid/switch.h"
 #include "grid/topology.h"
 #include "grid/transport.h"
-#include "util/random.h"
+#include "transport/faults.h"
 
-namespace grid::transport {
+namespace grid::testing {
 
-struct Impairment {
-  double loss = 0;       // per hop, drop probability
-  double duplicate = 0;  // per hop, deliver twice
-  double reorder = 0;    // per hop, deliver ahead of the frame queued before it
-};
+using transport::FaultInjector;
+using transport::LinkFaults;
 
 struct FabricStats {
   uint64_t delivered = 0, lost = 0, duplicated = 0, reordered = 0;
@@ -37,11 +35,12 @@ struct FabricStats {
 class LoopbackFabric {
  public:
   // `configs` holds the tables of the switches that run a pipeline; a switch
-  // without one drops what reaches it.
+  // without one drops what reaches it. `faults` apply to every hop: loss and
+  // duplication as a frame leaves a node, reordering (ahead of the frame
+  // queued before it) as it reaches a host.
   static absl::StatusOr<std::unique_ptr<LoopbackFabric>> Create(
       const topology::Topology& topology,
-      const std::map<topology::NodeId, sw::SwitchConfig>& configs, Impairment impairment = {},
-      uint64_t seed = 1);
+      const std::map<topology::NodeId, sw::SwitchConfig>& configs, LinkFaults faults = {});
 
   // The transport of host `node` (its link 0). One per host.
   absl::StatusOr<std::unique_ptr<Transport>> Attach(topology::NodeId node);
@@ -92,13 +91,12 @@ class LoopbackFabric {
   const topology::Topology topology_;
   std::map<topology::NodeId, std::unique_ptr<SwitchNode>> switches_;
   std::map<topology::NodeId, std::unique_ptr<Inbox>> hosts_;
-  Impairment impairment_;
-  mutable std::mutex rng_mu_;
-  util::Random rng_{1};
+  mutable std::mutex faults_mu_;
+  FaultInjector faults_{LinkFaults{}};  // under faults_mu_
   std::atomic<uint64_t> delivered_{0}, lost_{0}, duplicated_{0}, reordered_{0};
   std::vector<std::atomic<bool>> link_down_;  // by link id
 };
 
-}  // namespace grid::transport
+}  // namespace grid::testing
 
-#endif  // GRID_LIB_TRANSPORT_LOOPBACK_H_
+#endif  // GRID_TESTS_SUPPORT_LOOPBACK_H_

@@ -1,8 +1,8 @@
-#include "transport/loopback.h"
+#include "support/loopback.h"
 
 #include "absl/strings/str_format.h"
 
-namespace grid::transport {
+namespace grid::testing {
 
 using topology::NodeId;
 
@@ -52,10 +52,9 @@ class LoopbackFabric::HostPort final : public Transport {
 
 absl::StatusOr<std::unique_ptr<LoopbackFabric>> LoopbackFabric::Create(
     const topology::Topology& topology, const std::map<NodeId, sw::SwitchConfig>& configs,
-    Impairment impairment, uint64_t seed) {
+    LinkFaults faults) {
   std::unique_ptr<LoopbackFabric> f(new LoopbackFabric(topology));
-  f->impairment_ = impairment;
-  f->rng_ = util::Random(seed);
+  f->faults_ = FaultInjector(faults);
   for (NodeId s : topology.Switches()) {
     auto node = std::make_unique<SwitchNode>();
     if (auto it = configs.find(s); it != configs.end()) {
@@ -146,12 +145,9 @@ void LoopbackFabric::Forward(NodeId from, uint16_t port, absl::Span<const uint8_
     if (back[p].node == from) in_port = static_cast<uint16_t>(p);
   }
   int copies = 1;
-  if (impairment_.loss > 0 || impairment_.duplicate > 0) {
-    std::lock_guard<std::mutex> lock(rng_mu_);
-    if (rng_.Uniform() < impairment_.loss)
-      copies = 0;
-    else if (rng_.Uniform() < impairment_.duplicate)
-      copies = 2;
+  {
+    std::lock_guard<std::mutex> lock(faults_mu_);
+    copies = faults_.Copies();
   }
   if (copies == 0) {
     ++lost_;
@@ -189,9 +185,9 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
 
 void LoopbackFabric::Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame) {
   bool reorder = false;
-  if (impairment_.reorder > 0) {
-    std::lock_guard<std::mutex> lock(rng_mu_);
-    reorder = rng_.Uniform() < impairment_.reorder;
+  {
+    std::lock_guard<std::mutex> lock(faults_mu_);
+    reorder = faults_.Hold();
   }
   {
     std::lock_guard<std::mutex> lock(inbox.mu);
@@ -207,4 +203,4 @@ void LoopbackFabric::Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame) {
   inbox.cv.notify_one();
 }
 
-}  // namespace grid::transport
+}  // namespace grid::testing

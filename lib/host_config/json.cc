@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
-#include "grid/control.h"
+#include "grid/host_config.h"
 
 namespace grid::control {
 namespace {
@@ -42,7 +42,7 @@ class Reader {
   void Ip(const char* key, uint32_t* out) {
     std::string text;
     if (!String(key, &text)) return;
-    auto ip = sw::ParseIp(text);
+    auto ip = wire::ParseIp(text);
     if (!ip.ok())
       status_ = Error(what_, prefix_ + key, std::string(ip.status().message()));
     else
@@ -51,7 +51,7 @@ class Reader {
   void Mac(const char* key, wire::MacAddress* out) {
     std::string text;
     if (!String(key, &text)) return;
-    auto mac = sw::ParseMac(text);
+    auto mac = wire::ParseMac(text);
     if (!mac.ok())
       status_ = Error(what_, prefix_ + key, std::string(mac.status().message()));
     else
@@ -114,10 +114,10 @@ std::string WorkerConfigToJson(const WorkerConfig& c) {
   doc["fan_in"] = c.fan_in;
   doc["slots"] = c.slots;
   doc["elements"] = c.elements;
-  doc["ip"] = sw::IpToString(c.ip);
-  doc["aggregator_ip"] = sw::IpToString(c.aggregator_ip);
-  doc["mac"] = sw::MacToString(c.mac);
-  doc["next_hop_mac"] = sw::MacToString(c.next_hop_mac);
+  doc["ip"] = wire::IpToString(c.ip);
+  doc["aggregator_ip"] = wire::IpToString(c.aggregator_ip);
+  doc["mac"] = wire::MacToString(c.mac);
+  doc["next_hop_mac"] = wire::MacToString(c.next_hop_mac);
   return doc.dump(2) + "\n";
 }
 
@@ -137,7 +137,7 @@ absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text) {
   r.Uint("up_label", 65535, &c.up_label);
   r.Uint("next_path", 65535, &c.next_path);
   r.Uint("fan_in", 65535, &c.fan_in);
-  r.Uint("slots", 65536, &c.slots);
+  r.Uint("slots", wire::kMaxSlots, &c.slots);
   r.Uint("elements", wire::kMaxElements, &c.elements);
   r.Ip("ip", &c.ip);
   r.Ip("aggregator_ip", &c.aggregator_ip);
@@ -162,8 +162,8 @@ std::string RootConfigToJson(const RootConfig& c) {
   doc["node"] = c.node;
   doc["slots"] = c.slots;
   doc["elements"] = c.elements;
-  doc["ip"] = sw::IpToString(c.ip);
-  doc["mac"] = sw::MacToString(c.mac);
+  doc["ip"] = wire::IpToString(c.ip);
+  doc["mac"] = wire::MacToString(c.mac);
   Json list = Json::array();
   for (const RootConfig::Contributor& k : c.contributors) {
     Json e;
@@ -171,8 +171,8 @@ std::string RootConfigToJson(const RootConfig& c) {
     e["is_switch"] = k.is_switch;
     e["rank"] = k.rank;
     e["result_label"] = k.result_label;
-    e["ip"] = sw::IpToString(k.ip);
-    e["next_hop_mac"] = sw::MacToString(k.next_hop_mac);
+    e["ip"] = wire::IpToString(k.ip);
+    e["next_hop_mac"] = wire::MacToString(k.next_hop_mac);
     list.push_back(e);
   }
   doc["contributors"] = list;
@@ -189,7 +189,7 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
   if (r.status().ok() && c.token == 0) r.Fail("token", "0 is refused (docs/security.md)");
   r.Uint("world", 65535, &c.world);
   r.Node("node", &c.node);
-  r.Uint("slots", 65536, &c.slots);
+  r.Uint("slots", wire::kMaxSlots, &c.slots);
   r.Uint("elements", wire::kMaxElements, &c.elements);
   r.Ip("ip", &c.ip);
   r.Mac("mac", &c.mac);

@@ -1,0 +1,116 @@
+// grid::CommunicatorOptions, grouped by who reads each part: how a rank
+// finds its job (bootstrap), how rank 0 plans one (control), whether a rank
+// hosts the root, and the engine's tunables (docs/worker.md explains each).
+// Every default is written once, here or in control::JobParams.
+//
+//   grid::CommunicatorOptions o;
+//   o.bootstrap.rank = 3;
+//   o.bootstrap.store = "tcp:10.0.0.1:29501";
+//   o.engine.timeout = absl::Seconds(10);
+#ifndef GRID_OPTIONS_H_
+#define GRID_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "grid/host_config.h"
+
+namespace grid {
+class TransportRegistry;
+namespace planner {
+class PlannerRegistry;
+}
+
+// Who this rank is and where it finds its job (Communicator::Create(options)
+// and FromEnvironment only).
+struct BootstrapOptions {
+  int rank = -1;
+  int world_size = -1;    // checked against the job's config when >= 0
+  std::string store;      // "file:DIR" or "tcp:HOST:PORT" (grid/store.h)
+  std::string transport;  // overrides the store's grid/transport/<rank>
+  // Where transport specs are opened (a kind registered there reaches the
+  // job); null: the built-in kinds. Read during Create() only.
+  const TransportRegistry* transports = nullptr;
+  absl::Duration timeout = absl::Seconds(60);  // for each store read
+};
+
+// Rank 0 as the controller: with `topology` set, rank 0 plans the job with
+// `planner` and publishes it into the store, serving the store itself when it
+// is tcp:...; other ranks need only the store. Without it, a grid-controller
+// has published the job.
+struct ControlOptions {
+  std::string topology;  // a generator spec or a JSON file (grid/topology.h)
+  std::string planner = "grid";
+  // Where `planner` is looked up (a custom planner registered there reaches
+  // the job); null: the built-in planners. Read during Create() only.
+  const planner::PlannerRegistry* planners = nullptr;
+  std::string root;  // the root's host name; empty: the job's default
+  // Job id, pool size, elements per packet; token 0: rank 0 draws a random
+  // one (docs/security.md).
+  control::JobParams job;
+};
+
+// Hosting the job's root (parameter server) in this rank's process, on its
+// own thread and transport. The root must outlive every rank's operations.
+struct RootHostOptions {
+  bool serve = false;
+  std::string transport;  // empty: the store's grid/root-transport
+};
+
+// The worker engine's tunables.
+struct EngineOptions {
+  absl::Duration timeout = absl::Seconds(30);  // default per operation
+  // In-flight chunks: at most the pool size P. 0 = P. The window starts at
+  // `initial_window`, doubles per round trip up to the first congestion
+  // signal or loss (slow start), then adapts (AIMD) between 1 and this.
+  uint32_t window = 0;
+  uint32_t initial_window = 16;
+  // Loss recovery: a chunk whose result has not come back after the RTO is
+  // sent again, then after 2x, 4x, 8x (up to `max_rto` once no result has
+  // come for 2 x max_rto; docs/worker.md). The RTO starts at `rto` and then
+  // follows the measured round trips (srtt + 4 rttvar, RFC 6298), never
+  // below `min_rto`. A periodic scan of the in-flight slots finds them;
+  // there is no timer per packet.
+  absl::Duration rto = absl::Milliseconds(20);
+  absl::Duration min_rto = absl::Milliseconds(2);
+  absl::Duration max_rto = absl::Milliseconds(500);
+  absl::Duration scan_interval = absl::Milliseconds(1);
+  // Operations of at most this many bytes that are queued together travel as
+  // one (fusion). 0 disables fusion.
+  size_t fusion_bytes = 64 * 1024;
+  size_t batch = 32;  // frames per transport call
+};
+
+struct CommunicatorOptions {
+  BootstrapOptions bootstrap;
+  ControlOptions control;
+  RootHostOptions root;
+  EngineOptions engine;
+};
+
+// What a communicator has done so far (Communicator::stats()).
+struct CommunicatorStats {
+  uint64_t operations = 0;
+  uint64_t fused_operations = 0;  // operations that travelled with others
+  uint64_t packets_sent = 0;
+  uint64_t packets_received = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t retransmissions = 0;
+  uint64_t timeouts = 0;
+  uint64_t congestion_signals = 0;  // results or signals that carried CONGESTION
+  uint64_t collisions = 0;          // SIGNALs with COLLISION
+  uint64_t duplicate_results = 0;   // results for chunks already done (ignored)
+  uint64_t malformed = 0;           // frames dropped by the parser
+  // Frames dropped because they did not come from this rank's aggregation
+  // node through its first hop, or belong to another job (wrong id or
+  // token), or came to a link from anyone but its other end.
+  uint64_t foreign = 0;
+  absl::Duration operation_time;  // summed over completed operations
+};
+
+}  // namespace grid
+
+#endif  // GRID_OPTIONS_H_

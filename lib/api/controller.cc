@@ -1,0 +1,56 @@
+#include "api/controller.h"
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "grid/control.h"
+#include "grid/planner.h"
+#include "grid/topology.h"
+
+namespace grid::api {
+namespace {
+
+// A tcp:HOST:PORT store is served here; a file store needs no server.
+absl::StatusOr<std::unique_ptr<StoreServer>> ServeStore(const std::string& spec) {
+  if (spec.rfind("tcp:", 0) != 0) return nullptr;
+  int port = 0;
+  if (!absl::SimpleAtoi(spec.substr(spec.rfind(':') + 1), &port)) {
+    return absl::InvalidArgumentError(absl::StrFormat("store \"%s\": no port", spec));
+  }
+  return ServeTcpStore(port);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& bootstrap,
+                                                        const ControlOptions& control) {
+  auto server = ServeStore(bootstrap.store);
+  if (!server.ok()) return server.status();
+  auto store = OpenStore(bootstrap.store);
+  if (!store.ok()) return store.status();
+  auto topo = topology::LoadTopology(control.topology);
+  if (!topo.ok()) return topo.status();
+  auto job = planner::MakeJob(
+      *topo, bootstrap.world_size,
+      control.root.empty() ? std::nullopt : std::optional<std::string>(control.root), 1);
+  if (!job.ok()) return job.status();
+  const planner::PlannerRegistry builtins = planner::PlannerRegistry::WithBuiltins();
+  const planner::PlannerRegistry& planners =
+      control.planners != nullptr ? *control.planners : builtins;
+  auto created = planners.Create(control.planner);
+  if (!created.ok()) return created.status();
+  auto plan = (*created)->Plan(*topo, *job);
+  if (!plan.ok()) return plan.status();
+  control::JobParams params = control.job;
+  if (params.token == 0) {
+    auto token = control::NewToken();
+    if (!token.ok()) return token.status();
+    params.token = *token;
+  }
+  if (absl::Status s = control::PublishJob(*topo, *plan, params, **store); !s.ok()) return s;
+  return server;
+}
+
+}  // namespace grid::api

@@ -1,0 +1,99 @@
+// Communicator::OptionsFromEnvironment: the variables of docs/worker.md, and
+// the rank, size and store of the usual launchers (torchrun, mpirun, SLURM).
+#include <algorithm>
+#include <cstdlib>
+#include <initializer_list>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "grid/communicator.h"
+
+namespace grid {
+namespace {
+
+// torchrun's store listens on MASTER_PORT; GRID's goes on the next port.
+constexpr int64_t kDefaultMasterPort = 29500;
+
+const char* FirstEnv(std::initializer_list<const char*> names, const char** which) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v != nullptr && *v != '\0') {
+      *which = n;
+      return v;
+    }
+  }
+  return nullptr;
+}
+
+// Reads the first of `names` that is set into `out`, if it is an integer in
+// [lo, hi]; leaves `out` alone when none is set.
+absl::Status Integer(std::initializer_list<const char*> names, int64_t lo, int64_t hi,
+                     int64_t* out) {
+  const char* which = nullptr;
+  const char* v = FirstEnv(names, &which);
+  if (v == nullptr) return absl::OkStatus();
+  int64_t x = 0;
+  if (!absl::SimpleAtoi(v, &x) || x < lo || x > hi) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "environment %s=\"%s\": expected an integer in [%d, %d]", which, v, lo, hi));
+  }
+  *out = x;
+  return absl::OkStatus();
+}
+
+void String(std::initializer_list<const char*> names, std::string* out) {
+  const char* which = nullptr;
+  if (const char* v = FirstEnv(names, &which)) *out = v;
+}
+
+}  // namespace
+
+absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(CommunicatorOptions o) {
+  BootstrapOptions& b = o.bootstrap;
+  EngineOptions& e = o.engine;
+  int64_t rank = b.rank, world = b.world_size, timeout_ms = -1, window = -1, rto_us = -1;
+  int64_t root_rank = -1;
+  constexpr int64_t kMaxRank = 65534;
+  constexpr int64_t kMaxMicros = int64_t{1} << 40;
+  for (const absl::Status& s :
+       {Integer({"GRID_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, 0, kMaxRank, &rank),
+        Integer({"GRID_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1,
+                kMaxRank + 1, &world),
+        Integer({"GRID_TIMEOUT_MS"}, 1, kMaxMicros, &timeout_ms),
+        Integer({"GRID_WINDOW"}, 0, wire::kMaxSlots, &window),
+        Integer({"GRID_RTO_US"}, 1, kMaxMicros, &rto_us),
+        Integer({"GRID_ROOT_RANK"}, 0, kMaxRank, &root_rank)}) {
+    if (!s.ok()) return s;
+  }
+  b.rank = static_cast<int>(rank);
+  b.world_size = static_cast<int>(world);
+  if (timeout_ms > 0) e.timeout = absl::Milliseconds(timeout_ms);
+  if (window >= 0) e.window = static_cast<uint32_t>(window);
+  if (rto_us > 0) {
+    e.rto = absl::Microseconds(rto_us);
+    e.min_rto = std::min(e.min_rto, e.rto);
+    e.max_rto = std::max(e.max_rto, e.rto);
+  }
+  const char* which = nullptr;
+  if (const char* v = FirstEnv({"GRID_STORE"}, &which)) {
+    b.store = v;
+  } else if (const char* addr = FirstEnv({"MASTER_ADDR"}, &which)) {
+    int64_t port = kDefaultMasterPort;
+    if (absl::Status s = Integer({"MASTER_PORT"}, 1, 65534, &port); !s.ok()) return s;
+    b.store = absl::StrFormat("tcp:%s:%d", addr, port + 1);
+  }
+  String({"GRID_TRANSPORT"}, &b.transport);
+  String({"GRID_TOPOLOGY"}, &o.control.topology);
+  String({"GRID_PLANNER"}, &o.control.planner);
+  String({"GRID_ROOT"}, &o.control.root);
+  if (root_rank >= 0 && root_rank == b.rank) o.root.serve = true;
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> Communicator::FromEnvironment(
+    CommunicatorOptions base) {
+  auto options = OptionsFromEnvironment(std::move(base));
+  if (!options.ok()) return options.status();
+  return Create(*std::move(options));
+}
+
+}  // namespace grid

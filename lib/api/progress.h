@@ -1,0 +1,95 @@
+// Internal: a communicator's progress loop. Callers queue operations (and
+// groups of them, fused); one thread owns the worker engine and drives it:
+// submits what is queued, polls the transport, scans for loss, and waits on
+// the transport when nothing is due.
+#ifndef GRID_LIB_API_PROGRESS_H_
+#define GRID_LIB_API_PROGRESS_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/health.h"
+#include "grid/communicator.h"
+#include "grid/host_config.h"
+#include "grid/options.h"
+#include "grid/transport.h"
+#include "worker/engine.h"
+#include "worker/op_state.h"
+
+namespace grid::api {
+
+class ProgressLoop {
+ public:
+  // With nothing to run the thread still wakes this often, to drain late
+  // results and duplicates from the transport.
+  static constexpr absl::Duration kIdleWake = absl::Milliseconds(5);
+  // The longest wait on the transport while operations are in flight (the
+  // loss scan's interval, if shorter).
+  static constexpr absl::Duration kBusyWait = absl::Microseconds(200);
+
+  // `health` (optional) outlives the loop; it hears what was submitted and
+  // explains timeouts.
+  ProgressLoop(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
+               const EngineOptions& options, Health* health);
+  ~ProgressLoop();  // Shutdown(10 s)
+  ProgressLoop(const ProgressLoop&) = delete;
+  ProgressLoop& operator=(const ProgressLoop&) = delete;
+
+  absl::StatusOr<std::shared_ptr<internal::OpState>> Submit(const void* send, void* recv,
+                                                            size_t count, DataType type,
+                                                            ReduceOp op,
+                                                            const AllreduceOptions& options,
+                                                            bool blocking);
+  absl::Status GroupStart();
+  absl::Status GroupEnd();
+  void Abort(absl::Status reason);
+  // Waits up to `timeout` for the operations in flight, then stops the
+  // thread. Operations still running end as Cancelled, and so does this
+  // call's result (naming how many): a missed drain deadline is reported.
+  absl::Status Shutdown(absl::Duration timeout);
+  CommunicatorStats stats() const;
+
+ private:
+  void Run();
+  void FinishGroup(const absl::Status& status);                         // under mu_
+  void QueueRun(std::vector<std::shared_ptr<internal::OpState>>& run);  // under mu_
+  void PublishStats();
+  void TellHealth();  // under mu_
+
+  const control::WorkerConfig config_;
+  std::unique_ptr<Transport> transport_;
+  const EngineOptions options_;
+  Health* const health_;
+  worker::Engine engine_;  // the progress thread only
+
+  std::mutex mu_;
+  std::mutex shutdown_mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<worker::WireOp>> pending_;
+  std::vector<std::shared_ptr<internal::OpState>> group_;
+  bool in_group_ = false;
+  uint64_t next_id_ = 0;
+  uint32_t op_seq_ = 0;
+  uint64_t fused_ = 0;
+  bool stop_ = false;
+  absl::Time drain_deadline_ = absl::InfiniteFuture();
+  absl::Status abort_;
+  absl::Status closed_;
+  size_t left_running_ = 0;  // wire operations the drain deadline cut off
+
+  uint64_t engine_fused_ = 0;  // the progress thread's copy of fused_
+  mutable std::mutex stats_mu_;
+  CommunicatorStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace grid::api
+
+#endif  // GRID_LIB_API_PROGRESS_H_
