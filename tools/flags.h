@@ -32,9 +32,15 @@ class Flags {
     }
   }
 
+  // A usage error: exit status 2.
   [[noreturn]] void Fail(const std::string& message) const {
     std::fprintf(stderr, "%s: %s (try --help)\n", program_, message.c_str());
     std::exit(2);
+  }
+  // A failure of the work itself: exit status 1.
+  [[noreturn]] void Error(const std::string& message) const {
+    std::fprintf(stderr, "%s: %s\n", program_, message.c_str());
+    std::exit(1);
   }
 
   std::optional<std::string> Get(const std::string& key) const {

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "grid/communicator.h"
 #include "grid/numerics.h"
+#include "grid/wire.h"
 #include "tools/flags.h"
 #include "util/random.h"
 
@@ -29,6 +30,7 @@ namespace {
 using grid::DataType;
 
 std::vector<int32_t> Ints(int rank, int iteration, size_t n) {
+  // Distinct streams per (rank, iteration): the primes keep them apart.
   grid::util::Random rng(static_cast<uint64_t>(rank) * 7919 + iteration);
   std::vector<int32_t> v(n);
   for (int32_t& x : v) x = static_cast<int32_t>(rng.Below(1u << 24)) - (1 << 23);
@@ -44,6 +46,82 @@ std::vector<float> Floats(int rank, int iteration, size_t n) {
   return v;
 }
 
+// What the loop found so far.
+struct Tally {
+  uint64_t wrong = 0;
+  double worst = 0;  // largest |error| / bound
+  absl::Status failure;
+  absl::Duration in_allreduce;  // time in AllReduce calls only
+  int done = 0;                 // iterations
+};
+
+void CheckInt32(grid::Communicator& c, int it, size_t count, Tally& t) {
+  std::vector<int32_t> v = Ints(c.rank(), it, count);
+  const absl::Time t0 = absl::Now();
+  t.failure = c.AllReduce(v.data(), v.data(), count, DataType::kInt32);
+  t.in_allreduce += absl::Now() - t0;
+  if (!t.failure.ok()) return;
+  std::vector<int32_t> expected(count, 0);
+  for (int r = 0; r < c.world_size(); ++r) {
+    const std::vector<int32_t> in = Ints(r, it, count);
+    for (size_t i = 0; i < count; ++i) expected[i] += in[i];
+  }
+  for (size_t i = 0; i < count; ++i) t.wrong += v[i] != expected[i];
+}
+
+// Each element against the numerics bound of its block (docs/numerics.md).
+void CheckFloat32(grid::Communicator& c, int it, size_t count, Tally& t) {
+  const int world = c.world_size();
+  const std::vector<float> mine = Floats(c.rank(), it, count);
+  std::vector<float> out(count);
+  const absl::Time t0 = absl::Now();
+  t.failure = c.AllReduce(mine.data(), out.data(), count, DataType::kFloat32);
+  t.in_allreduce += absl::Now() - t0;
+  if (!t.failure.ok()) return;
+  std::vector<std::vector<float>> all;
+  for (int r = 0; r < world; ++r) all.push_back(Floats(r, it, count));
+  constexpr size_t kBlock = grid::wire::kDefaultElements;
+  for (size_t b = 0; b < count; b += kBlock) {
+    const size_t e = std::min(count, b + kBlock);
+    uint8_t exponent = 0;
+    for (const auto& in : all) {
+      exponent = std::max(exponent, *grid::numerics::BlockExponent({in.data() + b, e - b}));
+    }
+    for (size_t i = b; i < e; ++i) {
+      double exact = 0, magnitude = 0;
+      for (const auto& in : all) {
+        exact += in[i];
+        magnitude += std::fabs(in[i]);
+      }
+      const double bound = grid::numerics::SumErrorBound(exponent, world, world, magnitude);
+      const double ratio = std::fabs(out[i] - exact) / bound;
+      t.worst = std::max(t.worst, ratio);
+      t.wrong += ratio > 1;
+    }
+  }
+}
+
+void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
+  const grid::CommunicatorStats s = c.stats();
+  const double comm_s = absl::ToDoubleSeconds(t.in_allreduce);
+  std::printf(
+      "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
+      "\"comm_ms_per_iteration\":%.3f,\"send_mbps\":%.3f,\"bytes_sent\":%llu,"
+      "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
+      "\"retransmissions\":%llu,\"timeouts\":%llu,\"foreign\":%llu,\"error\":\"%s\"}\n",
+      c.rank(), t.failure.ok() && t.wrong == 0 ? "true" : "false",
+      static_cast<unsigned long long>(t.wrong), t.worst, seconds,
+      1e3 * comm_s / std::max(t.done, 1),
+      comm_s > 0 ? 8e-6 * static_cast<double>(s.bytes_sent) / comm_s : 0.0,
+      static_cast<unsigned long long>(s.bytes_sent), static_cast<unsigned long long>(s.operations),
+      static_cast<unsigned long long>(s.packets_sent),
+      static_cast<unsigned long long>(s.packets_received),
+      static_cast<unsigned long long>(s.retransmissions),
+      static_cast<unsigned long long>(s.timeouts), static_cast<unsigned long long>(s.foreign),
+      std::string(t.failure.message()).c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,92 +133,37 @@ int main(int argc, char** argv) {
       "rank 0 decides and the others learn it through an allreduce)\n");
   const int iterations = static_cast<int>(flags.Int("iterations", 3, 1, 100000));
   const size_t count = static_cast<size_t>(flags.Int("count", 20000, 0, 1 << 28));
+  const int64_t seconds_limit = flags.Int("seconds", 0, 0, 86400);
   const std::vector<std::string> types =
       absl::StrSplit(flags.String("types", "int32,float32"), ',');
+  for (const std::string& type : types) {
+    if (type != "int32" && type != "float32") flags.Fail("--types: unknown type \"" + type + "\"");
+  }
   auto comm = grid::Communicator::FromEnvironment();
   if (!comm.ok()) {
     std::printf("{\"ok\":false,\"error\":\"%s\"}\n", std::string(comm.status().message()).c_str());
     return 3;
   }
   grid::Communicator& c = **comm;
-  const int rank = c.rank(), world = c.world_size();
-  uint64_t wrong = 0;
-  double worst = 0;  // largest |error| / bound
-  absl::Status failure;
-  absl::Duration in_allreduce;  // time in AllReduce calls only
+  Tally t;
   const absl::Time start = absl::Now();
-  const int64_t seconds_limit = flags.Int("seconds", 0, 0, 86400);
-  int done = 0;
-  for (int it = 0; it < iterations && failure.ok(); ++it, ++done) {
+  for (int it = 0; it < iterations && t.failure.ok(); ++it, ++t.done) {
     if (seconds_limit > 0) {
       // Every rank must stop at the same iteration: rank 0's clock decides.
-      int32_t stop = rank == 0 && absl::Now() - start > absl::Seconds(seconds_limit);
-      failure = c.AllReduce(&stop, &stop, 1, DataType::kInt32);
-      if (!failure.ok() || stop != 0) break;
+      int32_t stop = c.rank() == 0 && absl::Now() - start > absl::Seconds(seconds_limit);
+      t.failure = c.AllReduce(&stop, &stop, 1, DataType::kInt32);
+      if (!t.failure.ok() || stop != 0) break;
     }
     for (const std::string& type : types) {
+      if (!t.failure.ok()) break;
       if (type == "int32") {
-        std::vector<int32_t> v = Ints(rank, it, count);
-        const absl::Time t0 = absl::Now();
-        failure = c.AllReduce(v.data(), v.data(), count, DataType::kInt32);
-        in_allreduce += absl::Now() - t0;
-        if (!failure.ok()) break;
-        std::vector<int32_t> expected(count, 0);
-        for (int r = 0; r < world; ++r) {
-          const std::vector<int32_t> in = Ints(r, it, count);
-          for (size_t i = 0; i < count; ++i) expected[i] += in[i];
-        }
-        for (size_t i = 0; i < count; ++i) wrong += v[i] != expected[i];
-      } else if (type == "float32") {
-        const std::vector<float> mine = Floats(rank, it, count);
-        std::vector<float> out(count);
-        const absl::Time t0 = absl::Now();
-        failure = c.AllReduce(mine.data(), out.data(), count, DataType::kFloat32);
-        in_allreduce += absl::Now() - t0;
-        if (!failure.ok()) break;
-        std::vector<std::vector<float>> all;
-        for (int r = 0; r < world; ++r) all.push_back(Floats(r, it, count));
-        for (size_t b = 0; b < count; b += 64) {
-          const size_t e = std::min(count, b + 64);
-          uint8_t exponent = 0;
-          for (const auto& in : all) {
-            exponent = std::max(exponent, *grid::numerics::BlockExponent({in.data() + b, e - b}));
-          }
-          for (size_t i = b; i < e; ++i) {
-            double exact = 0, magnitude = 0;
-            for (const auto& in : all) {
-              exact += in[i];
-              magnitude += std::fabs(in[i]);
-            }
-            const double bound = grid::numerics::SumErrorBound(exponent, world, world, magnitude);
-            const double ratio = std::fabs(out[i] - exact) / bound;
-            worst = std::max(worst, ratio);
-            wrong += ratio > 1;
-          }
-        }
+        CheckInt32(c, it, count, t);
       } else {
-        flags.Fail("--types: unknown type \"" + type + "\"");
+        CheckFloat32(c, it, count, t);
       }
     }
   }
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  const grid::CommunicatorStats s = c.stats();
-  const double comm_s = absl::ToDoubleSeconds(in_allreduce);
-  std::printf(
-      "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
-      "\"comm_ms_per_iteration\":%.3f,\"send_mbps\":%.3f,\"bytes_sent\":%llu,"
-      "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
-      "\"retransmissions\":%llu,\"timeouts\":%llu,\"foreign\":%llu,\"error\":\"%s\"}\n",
-      rank, failure.ok() && wrong == 0 ? "true" : "false", static_cast<unsigned long long>(wrong),
-      worst, seconds, 1e3 * comm_s / std::max(done, 1),
-      comm_s > 0 ? 8e-6 * static_cast<double>(s.bytes_sent) / comm_s : 0.0,
-      static_cast<unsigned long long>(s.bytes_sent), static_cast<unsigned long long>(s.operations),
-      static_cast<unsigned long long>(s.packets_sent),
-      static_cast<unsigned long long>(s.packets_received),
-      static_cast<unsigned long long>(s.retransmissions),
-      static_cast<unsigned long long>(s.timeouts), static_cast<unsigned long long>(s.foreign),
-      std::string(failure.message()).c_str());
-  std::fflush(stdout);
-  if (!failure.ok()) return 3;
-  return wrong == 0 ? 0 : 1;
+  PrintResult(c, t, absl::ToDoubleSeconds(absl::Now() - start));
+  if (!t.failure.ok()) return 3;
+  return t.wrong == 0 ? 0 : 1;
 }

@@ -174,14 +174,9 @@ void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experime
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const tools::Flags flags("grid-sim", argc, argv, {"experiment", "out", "seeds", "workers"},
-                           kUsage);
+// The experiments --experiment names, with --workers overriding their sizes.
+std::vector<Experiment> Chosen(const tools::Flags& flags) {
   const std::string name = flags.Required("experiment");
-  const std::filesystem::path out = flags.Required("out");
-  const int seeds = static_cast<int>(flags.Int("seeds", 3, 1, 1000));
   std::vector<Experiment> chosen;
   for (const Experiment& e : Experiments()) {
     if (name == "all" || name == e.name) chosen.push_back(e);
@@ -192,59 +187,62 @@ int main(int argc, char** argv) {
     std::stringstream ss(*list);
     for (std::string item; std::getline(ss, item, ',');) {
       int w = 0;
-      if (!absl::SimpleAtoi(item, &w) || w < 1)
+      if (!absl::SimpleAtoi(item, &w) || w < 1) {
         flags.Fail("--workers: \"" + item + "\" is not a count");
+      }
       workers.push_back(w);
     }
     for (Experiment& e : chosen) e.workers = workers;
   }
-  std::error_code error;
-  std::filesystem::create_directories(out, error);
-  if (error) flags.Fail("cannot create " + out.string() + ": " + error.message());
+  return chosen;
+}
 
+// Every planner on one topology and job, under every model: one row each.
+absl::Status PlanAll(const Experiment& e, const topology::Topology& topo, int workers, int seed,
+                     const planner::PlannerRegistry& registry, std::vector<Row>& rows) {
+  auto job = planner::MakeJob(topo, workers, std::nullopt, static_cast<uint64_t>(seed));
+  if (!job.ok()) return job.status();
+  for (const char* p : kPlanners) {
+    auto planner = registry.Create(p);
+    if (!planner.ok()) return planner.status();
+    const auto start = std::chrono::steady_clock::now();
+    auto plan = (*planner)->Plan(topo, *job);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!plan.ok()) {
+      return absl::Status(plan.status().code(),
+                          absl::StrFormat("%s, %d workers, seed %d, %s: %s", e.name, workers, seed,
+                                          p, plan.status().message()));
+    }
+    for (planner::Model m : kModels) {
+      auto eval = planner::Evaluate(topo, *plan, m);
+      if (!eval.ok()) return eval.status();
+      rows.push_back({e.name, planner::ModelName(m), p, workers, seed, eval->min_gbps,
+                      eval->mean_gbps, eval->switch_aggregation_gbps, eval->ps_ingress_gbps,
+                      seconds});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Row>> Run(const std::vector<Experiment>& chosen, int seeds) {
   const planner::PlannerRegistry registry = planner::PlannerRegistry::WithBuiltins();
   std::vector<Row> rows;
   for (const Experiment& e : chosen) {
     for (int seed = 1; seed <= seeds; ++seed) {
       auto topo = topology::GenerateTopology(absl::StrFormat("%s,seed=%d", e.topology, seed));
-      if (!topo.ok()) {
-        std::fprintf(stderr, "grid-sim: %s\n", std::string(topo.status().message()).c_str());
-        return 1;
-      }
+      if (!topo.ok()) return topo.status();
       for (int w : e.workers) {
-        auto job = planner::MakeJob(*topo, w, std::nullopt, static_cast<uint64_t>(seed));
-        if (!job.ok()) {
-          std::fprintf(stderr, "grid-sim: %s\n", std::string(job.status().message()).c_str());
-          return 1;
-        }
-        for (const char* p : kPlanners) {
-          auto planner = registry.Create(p);
-          const auto start = std::chrono::steady_clock::now();
-          auto plan = (*planner)->Plan(*topo, *job);
-          const double seconds =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          if (!plan.ok()) {
-            std::fprintf(stderr, "grid-sim: %s, %d workers, seed %d, %s: %s\n", e.name.c_str(), w,
-                         seed, p, std::string(plan.status().message()).c_str());
-            return 1;
-          }
-          for (planner::Model m : kModels) {
-            auto eval = planner::Evaluate(*topo, *plan, m);
-            if (!eval.ok()) {
-              std::fprintf(stderr, "grid-sim: %s\n", std::string(eval.status().message()).c_str());
-              return 1;
-            }
-            rows.push_back({e.name, planner::ModelName(m), p, w, seed, eval->min_gbps,
-                            eval->mean_gbps, eval->switch_aggregation_gbps, eval->ps_ingress_gbps,
-                            seconds});
-          }
-        }
+        if (absl::Status s = PlanAll(e, *topo, w, seed, registry, rows); !s.ok()) return s;
         std::fprintf(stderr, "grid-sim: %s seed %d, %d workers done\n", e.name.c_str(), seed, w);
       }
     }
   }
+  return rows;
+}
 
-  std::ofstream csv(out / "results.csv");
+void WriteCsv(const std::filesystem::path& path, const std::vector<Row>& rows) {
+  std::ofstream csv(path);
   csv << "experiment,model,planner,workers,seed,min_rate_gbps,mean_rate_gbps,"
          "switch_aggregation_gbps,ps_ingress_gbps,solve_seconds\n";
   for (const Row& r : rows) {
@@ -252,10 +250,25 @@ int main(int argc, char** argv) {
                            r.planner, r.workers, r.seed, r.min_rate, r.mean_rate,
                            r.switch_aggregation, r.ps_ingress, r.solve_seconds);
   }
-  csv.close();
-  const Groups groups = Group(rows);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const tools::Flags flags("grid-sim", argc, argv, {"experiment", "out", "seeds", "workers"},
+                           kUsage);
+  const std::vector<Experiment> chosen = Chosen(flags);
+  const std::filesystem::path out = flags.Required("out");
+  const int seeds = static_cast<int>(flags.Int("seeds", 3, 1, 1000));
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error) flags.Fail("cannot create " + out.string() + ": " + error.message());
+  auto rows = Run(chosen, seeds);
+  if (!rows.ok()) flags.Error(std::string(rows.status().message()));
+  WriteCsv(out / "results.csv", *rows);
+  const Groups groups = Group(*rows);
   WriteMarkdown(out / "results.md", chosen, groups, seeds);
   WritePlots(out, chosen, groups);
-  std::printf("grid-sim: %zu rows in %s\n", rows.size(), (out / "results.csv").string().c_str());
+  std::printf("grid-sim: %zu rows in %s\n", rows->size(), (out / "results.csv").string().c_str());
   return 0;
 }

@@ -47,6 +47,7 @@ namespace {
 using grid::sw::Pipeline;
 using grid::tools::Fail;
 using grid::tools::Impairment;
+using grid::tools::kBucketBurstBits;
 using grid::tools::ParseImpairment;
 using grid::tools::TokenBucket;
 
@@ -118,7 +119,7 @@ class Worker {
   Worker(Pipeline pipeline, rte_mempool* pool, uint16_t tx_queue, const std::vector<Port>& ports,
          double capacity_gbps, uint64_t seed)
       : pipeline_(std::move(pipeline)), pool_(pool), tx_queue_(tx_queue), ports_(ports) {
-    capacity_.Configure(capacity_gbps, 64 * 1024 * 8);
+    capacity_.Configure(capacity_gbps, kBucketBurstBits);
     for (uint16_t p = 0; p < ports_.size(); ++p) {
       ports_[p].faults = grid::tools::PortFaults(ports_[p].impairment, seed, p);
     }
@@ -259,7 +260,7 @@ unsigned Owner(const rte_mbuf* m, unsigned workers) {
   if (workers == 1 || rte_pktmbuf_data_len(m) < grid::wire::kPayloadOffset) return 0;
   const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
   uint16_t dst_port, job, slot;
-  std::memcpy(&dst_port, d + grid::wire::kUdpOffset + 2, 2);
+  std::memcpy(&dst_port, d + grid::wire::kUdpOffset + offsetof(grid::wire::UdpHeader, dst_port), 2);
   std::memcpy(&job, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, job_id), 2);
   std::memcpy(&slot, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, slot), 2);
   dst_port = rte_be_to_cpu_16(dst_port);
@@ -267,8 +268,13 @@ unsigned Owner(const rte_mbuf* m, unsigned workers) {
       dst_port >= grid::wire::kUdpPortBase + grid::wire::kUdpPortCount) {
     return 0;
   }
-  return (rte_be_to_cpu_16(job) * 7919u + rte_be_to_cpu_16(slot)) % workers;
+  // Jobs' pools start at different slots on different workers (a prime
+  // stride), so small pools of several jobs spread over the lcores.
+  constexpr unsigned kJobStride = 7919;
+  return (rte_be_to_cpu_16(job) * kJobStride + rte_be_to_cpu_16(slot)) % workers;
 }
+
+namespace {
 
 struct Shard {
   Worker* worker;
@@ -279,13 +285,34 @@ struct Shard {
   // `snapshot` and sets 2, so main never reads counters a lcore is writing.
   std::atomic<int>* dump;
   grid::sw::Counters* snapshot;
+  int idle_us;
+};
+
+// Poll loops yield after kIdleRounds empty rounds, for --idle-us, so several
+// switches and hosts can share two cores (two busy pollers on one core
+// collapse). Every DPDK loop, the main lcore's and the shards', uses it.
+class IdleBackoff {
+ public:
+  static constexpr int kIdleRounds = 64;
+  explicit IdleBackoff(int idle_us) : idle_us_(idle_us) {}
+  void After(size_t work) {
+    if (work != 0) {
+      idle_rounds_ = 0;
+    } else if (++idle_rounds_ > kIdleRounds && idle_us_ > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(idle_us_));
+    }
+  }
+
+ private:
+  const int idle_us_;
+  int idle_rounds_ = 0;
 };
 
 // A worker lcore's loop: packets from its ring, through its pipeline, out.
 int WorkerLoop(void* arg) {
   Shard& s = *static_cast<Shard*>(arg);
   rte_mbuf* bufs[kBurst];
-  int idle_rounds = 0;
+  IdleBackoff idle(s.idle_us);
   while (!g_stop) {
     const unsigned n =
         rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
@@ -299,22 +326,29 @@ int WorkerLoop(void* arg) {
       *s.snapshot = s.worker->pipeline().counters();
       s.dump->store(2, std::memory_order_release);
     }
-    if (n == 0 && sent == 0 && ++idle_rounds > 64) {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    } else if (n != 0) {
-      idle_rounds = 0;
-    }
+    idle.After(n + sent);
   }
   return 0;
 }
 
-int main(int argc, char** argv) {
-  // Ports over kernel UDP sockets need no DPDK at all.
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]).rfind("--udp-port=", 0) == 0) {
-      return grid::tools::RunUdpSwitch(argc, argv);
-    }
-  }
+// Everything the main lcore runs: the ports, the pipeline workers, and with
+// several lcores the shards that feed them.
+struct Switch {
+  grid::tools::SwitchFlags flags;
+  grid::sw::SwitchConfig config;
+  uint16_t ports = 0;
+  unsigned workers = 1;
+  rte_mempool* pool = nullptr;
+  std::vector<std::unique_ptr<Worker>> pipelines;
+  std::vector<Shard> shards;
+  std::vector<std::atomic<bool>> reloads;
+  std::vector<std::atomic<int>> dumps;
+  std::vector<grid::sw::Counters> snapshots;
+};
+
+// The EAL, the flags after its arguments, the tables, and one lcore per
+// pipeline worker (the main lcore receives when there are more).
+void Init(int argc, char** argv, Switch& sw) {
   // A memif client cannot connect before its server's socket exists, and the
   // processes of a fabric start in any order.
   if (absl::Status s = grid::transport::WaitForMemifServers(argc, argv, absl::Seconds(60));
@@ -323,148 +357,172 @@ int main(int argc, char** argv) {
   }
   const int eal = rte_eal_init(argc, argv);
   if (eal < 0) Fail(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
-  argc -= eal;
-  argv += eal;
-
-  const grid::tools::SwitchFlags flags = grid::tools::ParseSwitchFlags(argc, argv);
-  const std::string& config_path = flags.config_path;
-  const double capacity_gbps = flags.capacity_gbps;
-  const int idle_us = flags.idle_us;
-  const auto& impairments = flags.impairments;
-  const grid::sw::SwitchConfig config = LoadConfig(config_path);
-  if (absl::Status st = grid::sw::ValidateConfig(config); !st.ok()) Fail(std::string(st.message()));
-  const uint16_t ports = config.num_ports;
+  sw.flags = grid::tools::ParseSwitchFlags(argc - eal, argv + eal);
+  sw.config = LoadConfig(sw.flags.config_path);
+  if (absl::Status st = grid::sw::ValidateConfig(sw.config); !st.ok()) {
+    Fail(std::string(st.message()));
+  }
+  sw.ports = sw.config.num_ports;
   // rte_eal_init succeeds even when a --vdev failed: count the ports.
-  if (rte_eth_dev_count_avail() != ports) {
-    Fail("the table file has " + std::to_string(ports) + " ports but DPDK has " +
+  if (rte_eth_dev_count_avail() != sw.ports) {
+    Fail("the table file has " + std::to_string(sw.ports) + " ports but DPDK has " +
          std::to_string(rte_eth_dev_count_avail()) + " (check the --vdev/-a arguments)");
   }
-  // One lcore: it does everything. More: the main lcore receives, and every
-  // other lcore runs a pipeline for its share of the slots.
-  const unsigned workers = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 1;
-  rte_mempool* pool =
-      rte_pktmbuf_pool_create("grid_switch", 8191 * workers, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                              static_cast<int>(rte_socket_id()));
-  if (pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
-  std::vector<Port> port_state(ports);
-  for (const auto& [p, imp] : impairments) {
-    if (p >= ports) Fail("--impair: port " + std::to_string(p) + " does not exist");
+  sw.workers = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 1;
+}
+
+// The mbuf pool, every port with a transmit queue per pipeline worker (and as
+// many receive queues, because some PMDs, memif, pair them; only queue 0 is
+// polled), and the workers' pipelines with their share of each rate limit.
+void StartPorts(Switch& sw) {
+  constexpr unsigned kMbufsPerWorker = 8191;
+  constexpr uint16_t kDescriptors = 1024;
+  sw.pool = rte_pktmbuf_pool_create("grid_switch", kMbufsPerWorker * sw.workers, 256, 0,
+                                    RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  if (sw.pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
+  std::vector<Port> port_state(sw.ports);
+  for (const auto& [p, imp] : sw.flags.impairments) {
+    if (p >= sw.ports) Fail("--impair: port " + std::to_string(p) + " does not exist");
     port_state[p].impairment = imp;
-    // Each worker gets its share of a rate-limited link.
-    port_state[p].bucket.Configure(imp.gbps / workers, 64 * 1024 * 8);
+    port_state[p].bucket.Configure(imp.gbps / sw.workers, kBucketBurstBits);
   }
-  for (uint16_t p = 0; p < ports; ++p) {
-    // A transmit queue per pipeline lcore. As many receive queues, because
-    // some PMDs (memif) pair them; only queue 0 is polled.
+  const auto queues = static_cast<uint16_t>(sw.workers);
+  for (uint16_t p = 0; p < sw.ports; ++p) {
     rte_eth_conf conf{};
-    const auto queues = static_cast<uint16_t>(workers);
     bool ok = rte_eth_dev_configure(p, queues, queues, &conf) >= 0;
     for (uint16_t q = 0; ok && q < queues; ++q) {
-      ok = rte_eth_rx_queue_setup(p, q, 1024, rte_eth_dev_socket_id(p), nullptr, pool) >= 0 &&
-           rte_eth_tx_queue_setup(p, q, 1024, rte_eth_dev_socket_id(p), nullptr) >= 0;
+      const int socket = rte_eth_dev_socket_id(p);
+      ok = rte_eth_rx_queue_setup(p, q, kDescriptors, socket, nullptr, sw.pool) >= 0 &&
+           rte_eth_tx_queue_setup(p, q, kDescriptors, socket, nullptr) >= 0;
     }
     if (!ok || rte_eth_dev_start(p) < 0) {
-      Fail("cannot start DPDK port " + std::to_string(p) + " with " + std::to_string(workers) +
+      Fail("cannot start DPDK port " + std::to_string(p) + " with " + std::to_string(queues) +
            " transmit queues");
     }
     rte_eth_promiscuous_enable(p);
   }
-  std::vector<std::unique_ptr<Worker>> pool_workers;
-  for (unsigned w = 0; w < workers; ++w) {
-    auto pipeline = Pipeline::Create(config);
+  for (unsigned w = 0; w < sw.workers; ++w) {
+    auto pipeline = Pipeline::Create(sw.config);
     if (!pipeline.ok()) Fail(std::string(pipeline.status().message()));
-    pool_workers.push_back(std::make_unique<Worker>(*std::move(pipeline), pool,
-                                                    static_cast<uint16_t>(w), port_state,
-                                                    capacity_gbps / workers, 0x5eed + w));
+    sw.pipelines.push_back(
+        std::make_unique<Worker>(*std::move(pipeline), sw.pool, static_cast<uint16_t>(w),
+                                 port_state, sw.flags.capacity_gbps / sw.workers, 0x5eed + w));
   }
-  grid::tools::InstallSignals();
-  std::fprintf(stderr, "grid-switch: %s, %u ports, %u pipeline lcore(s), running\n",
-               config.name.c_str(), ports, workers);
+}
 
-  std::vector<Shard> shards(workers);
-  std::vector<std::atomic<bool>> reloads(workers);
-  std::vector<std::atomic<int>> dumps(workers);
-  std::vector<grid::sw::Counters> snapshots(workers);
-  if (workers > 1) {
-    unsigned w = 0;
-    unsigned lcore;
-    RTE_LCORE_FOREACH_WORKER(lcore) {
-      const std::string name = "grid_shard" + std::to_string(w);
-      rte_ring* ring = rte_ring_create(name.c_str(), 4096, static_cast<int>(rte_socket_id()),
-                                       RING_F_SP_ENQ | RING_F_SC_DEQ);
-      if (ring == nullptr) Fail("cannot create ring " + name);
-      shards[w] =
-          Shard{pool_workers[w].get(), ring, &reloads[w], config_path, &dumps[w], &snapshots[w]};
-      rte_eal_remote_launch(WorkerLoop, &shards[w], lcore);
-      ++w;
+// With several lcores: a ring and a loop per pipeline worker.
+void LaunchShards(Switch& sw) {
+  sw.shards.resize(sw.workers);
+  sw.reloads = std::vector<std::atomic<bool>>(sw.workers);
+  sw.dumps = std::vector<std::atomic<int>>(sw.workers);
+  sw.snapshots.resize(sw.workers);
+  if (sw.workers == 1) return;
+  constexpr unsigned kRingSize = 4096;
+  unsigned w = 0;
+  unsigned lcore;
+  RTE_LCORE_FOREACH_WORKER(lcore) {
+    const std::string name = "grid_shard" + std::to_string(w);
+    rte_ring* ring = rte_ring_create(name.c_str(), kRingSize, static_cast<int>(rte_socket_id()),
+                                     RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (ring == nullptr) Fail("cannot create ring " + name);
+    sw.shards[w] = Shard{sw.pipelines[w].get(), ring,         &sw.reloads[w],
+                         sw.flags.config_path,  &sw.dumps[w], &sw.snapshots[w],
+                         sw.flags.idle_us};
+    rte_eal_remote_launch(WorkerLoop, &sw.shards[w], lcore);
+    ++w;
+  }
+}
+
+// SIGUSR1: every pipeline's counters, summed, on stderr.
+void DumpCounters(Switch& sw) {
+  grid::sw::Counters total;
+  if (sw.workers == 1) {
+    total = sw.pipelines[0]->pipeline().counters();
+  } else {
+    for (auto& d : sw.dumps) d.store(1, std::memory_order_release);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (unsigned w = 0; w < sw.workers; ++w) {
+      while (sw.dumps[w].load(std::memory_order_acquire) != 2 &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
+      if (sw.dumps[w].exchange(0) == 2) total.Add(sw.snapshots[w]);
     }
   }
+  std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(total).c_str());
+}
 
+// The main lcore: receive on every port, run the one pipeline or hand each
+// packet to the shard that owns its slot; signals between bursts.
+void MainLoop(Switch& sw) {
   rte_mbuf* rx[kBurst];
-  int idle_rounds = 0;
+  IdleBackoff idle(sw.flags.idle_us);
   while (!g_stop) {
     size_t work = 0;
-    for (uint16_t p = 0; p < ports; ++p) {
+    for (uint16_t p = 0; p < sw.ports; ++p) {
       const uint16_t n = rte_eth_rx_burst(p, 0, rx, kBurst);
       work += n;
       for (uint16_t i = 0; i < n; ++i) {
         Taken(rx[i]);
         rx[i]->port = p;
-        if (workers == 1) {
-          pool_workers[0]->Handle(rx[i], p);
+        if (sw.workers == 1) {
+          sw.pipelines[0]->Handle(rx[i], p);
           continue;
         }
         grid::util::TsanRelease(rx[i]);
-        if (rte_ring_enqueue(shards[Owner(rx[i], workers)].ring, rx[i]) != 0) {
+        if (rte_ring_enqueue(sw.shards[Owner(rx[i], sw.workers)].ring, rx[i]) != 0) {
           FreeMbuf(rx[i]);  // the shard is overrun: a queue drop
         }
       }
     }
-    if (workers == 1) work += pool_workers[0]->Flush();
-    if (g_dump.exchange(false)) {
-      grid::sw::Counters total;
-      if (workers == 1) {
-        total = pool_workers[0]->pipeline().counters();
-      } else {
-        for (auto& d : dumps) d.store(1, std::memory_order_release);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        for (unsigned w = 0; w < workers; ++w) {
-          while (dumps[w].load(std::memory_order_acquire) != 2 &&
-                 std::chrono::steady_clock::now() < deadline) {
-            std::this_thread::yield();
-          }
-          if (dumps[w].exchange(0) == 2) total.Add(snapshots[w]);
-        }
-      }
-      std::fprintf(stderr, "%s\n", grid::sw::CountersToJson(total).c_str());
-    }
+    if (sw.workers == 1) work += sw.pipelines[0]->Flush();
+    if (g_dump.exchange(false)) DumpCounters(sw);
     if (g_reload.exchange(false)) {
-      if (workers == 1) {
-        Reload(pool_workers[0]->pipeline(), config_path);
+      if (sw.workers == 1) {
+        Reload(sw.pipelines[0]->pipeline(), sw.flags.config_path);
       } else {
-        for (auto& r : reloads) r = true;
+        for (auto& r : sw.reloads) r = true;
       }
     }
-    // Yield when idle, so several switches and hosts can share two cores.
-    if (work == 0 && ++idle_rounds > 64 && idle_us > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
-    } else if (work != 0) {
-      idle_rounds = 0;
-    }
+    idle.After(work);
   }
-  rte_eal_mp_wait_lcore();
+}
+
+// The final counters on stdout, as one JSON line.
+void Report(Switch& sw) {
   uint64_t impaired = 0, overflow = 0, capacity_drops = 0;
   grid::sw::Counters total;
-  for (auto& w : pool_workers) {
+  for (auto& w : sw.pipelines) {
     w->Drain(&impaired, &overflow, &capacity_drops);
     total.Add(w->pipeline().counters());
   }
   std::printf(
       "{\"switch\":\"%s\",\"lcores\":%u,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
       "\"capacity_drops\":%llu,\"counters\":%s}\n",
-      config.name.c_str(), workers, static_cast<unsigned long long>(impaired),
+      sw.config.name.c_str(), sw.workers, static_cast<unsigned long long>(impaired),
       static_cast<unsigned long long>(overflow), static_cast<unsigned long long>(capacity_drops),
       grid::sw::CountersToJson(total).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Ports over kernel UDP sockets need no DPDK at all.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]).rfind("--udp-port=", 0) == 0) {
+      return grid::tools::RunUdpSwitch(argc, argv);
+    }
+  }
+  Switch sw;
+  Init(argc, argv, sw);
+  StartPorts(sw);
+  LaunchShards(sw);
+  grid::tools::InstallSignals();
+  std::fprintf(stderr, "grid-switch: %s, %u ports, %u pipeline lcore(s), running\n",
+               sw.config.name.c_str(), sw.ports, sw.workers);
+  MainLoop(sw);
+  rte_eal_mp_wait_lcore();
+  Report(sw);
   // Exit without closing the ports: DPDK 22.11's memif driver can fault in
   // its interrupt thread while ports close after peers went away, which
   // kills (or, under ASan, hangs) the switch at the very end. The kernel

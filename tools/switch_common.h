@@ -75,6 +75,10 @@ inline transport::FaultInjector PortFaults(const Impairment& imp, uint64_t seed,
   return transport::FaultInjector(faults);
 }
 
+// A rate limiter's burst: 64 KiB, a window of default-size frames from a
+// few ranks, so a limit shapes the average rate without cutting bursts.
+inline constexpr double kBucketBurstBits = 64 * 1024 * 8;
+
 // A token bucket in bits, refilled from the steady clock.
 class TokenBucket {
  public:

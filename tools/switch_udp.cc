@@ -51,22 +51,70 @@ struct UdpPort {
   }
 };
 
-}  // namespace
+constexpr size_t kBatch = 32;  // frames per receive or send call
 
-int RunUdpSwitch(int argc, char** argv) {
-  const SwitchFlags flags = ParseSwitchFlags(argc, argv);
-  const std::string& config_path = flags.config_path;
-  const std::vector<std::string>& port_specs = flags.udp_ports;
-  const sw::SwitchConfig config = LoadConfig(config_path);
-  if (port_specs.size() != config.num_ports) {
-    Fail("the table file has " + std::to_string(config.num_ports) + " ports but " +
-         std::to_string(port_specs.size()) + " --udp-port flags were given");
+// The switch over kernel UDP links: one pipeline, one thread, ports that
+// block in poll() when idle.
+class UdpSwitch {
+ public:
+  explicit UdpSwitch(const SwitchFlags& flags)
+      : flags_(flags), config_(LoadConfig(flags.config_path)) {}
+
+  void Open() {
+    if (flags_.udp_ports.size() != config_.num_ports) {
+      Fail("the table file has " + std::to_string(config_.num_ports) + " ports but " +
+           std::to_string(flags_.udp_ports.size()) + " --udp-port flags were given");
+    }
+    auto pipeline = sw::Pipeline::Create(config_);
+    if (!pipeline.ok()) Fail(std::string(pipeline.status().message()));
+    pipeline_.emplace(*std::move(pipeline));
+    ports_ = std::vector<UdpPort>(flags_.udp_ports.size());
+    for (size_t p = 0; p < ports_.size(); ++p) ports_[p].link = OpenLink(flags_.udp_ports[p]);
+    for (const auto& [p, imp] : flags_.impairments) {
+      if (p >= ports_.size()) Fail("--impair: port " + std::to_string(p) + " does not exist");
+      ports_[p].faults = PortFaults(imp, 0x5eed ^ config_.node_id, p);
+      ports_[p].bucket.Configure(imp.gbps, kBucketBurstBits);
+    }
+    capacity_.Configure(flags_.capacity_gbps, kBucketBurstBits);
+    fds_.resize(ports_.size());
+    for (size_t p = 0; p < ports_.size(); ++p) fds_[p] = {ports_[p].link->PollFd(), POLLIN, 0};
   }
-  auto pipeline = sw::Pipeline::Create(config);
-  if (!pipeline.ok()) Fail(std::string(pipeline.status().message()));
-  std::vector<UdpPort> ports(port_specs.size());
-  for (size_t p = 0; p < port_specs.size(); ++p) {
-    const std::string& spec = port_specs[p];
+
+  void Run() {
+    std::fprintf(stderr, "grid-switch: %s, %zu UDP ports, running\n", config_.name.c_str(),
+                 ports_.size());
+    while (!g_stop) {
+      size_t work = 0;
+      for (uint16_t p = 0; p < ports_.size(); ++p) work += ReceiveOn(p);
+      bool queued = false;
+      for (uint16_t p = 0; p < ports_.size(); ++p) work += TransmitOn(p, &queued);
+      if (g_dump.exchange(false)) {
+        std::fprintf(stderr, "%s\n", sw::CountersToJson(pipeline_->counters()).c_str());
+      }
+      if (g_reload.exchange(false)) Reload(*pipeline_, flags_.config_path);
+      if (work == 0) Idle(queued);
+    }
+  }
+
+  // The final counters on stdout, as one JSON line.
+  void Report() const {
+    uint64_t impaired = 0, queue_drops = 0, foreign = 0;
+    for (const UdpPort& p : ports_) {
+      impaired += p.impaired_drops;
+      queue_drops += p.queue_drops;
+      foreign += p.link->foreign_frames();  // from anyone but the link's other end
+    }
+    std::printf(
+        "{\"switch\":\"%s\",\"lcores\":1,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
+        "\"capacity_drops\":%llu,\"foreign_drops\":%llu,\"counters\":%s}\n",
+        config_.name.c_str(), static_cast<unsigned long long>(impaired),
+        static_cast<unsigned long long>(queue_drops),
+        static_cast<unsigned long long>(capacity_drops_), static_cast<unsigned long long>(foreign),
+        sw::CountersToJson(pipeline_->counters()).c_str());
+  }
+
+ private:
+  static std::unique_ptr<Transport> OpenLink(const std::string& spec) {
     const size_t at = spec.find('@');
     if (at == std::string::npos) Fail("--udp-port=" + spec + ": expected BIND@PEER");
     auto parsed = transport::ParseUdpSpec("udp-link:bind=" + spec.substr(0, at) +
@@ -74,24 +122,34 @@ int RunUdpSwitch(int argc, char** argv) {
     if (!parsed.ok()) Fail("--udp-port=" + spec + ": " + std::string(parsed.status().message()));
     auto link = transport::OpenUdp(*parsed);
     if (!link.ok()) Fail("--udp-port=" + spec + ": " + std::string(link.status().message()));
-    ports[p].link = *std::move(link);
+    return *std::move(link);
   }
-  for (const auto& [p, imp] : flags.impairments) {
-    if (p >= ports.size()) Fail("--impair: port " + std::to_string(p) + " does not exist");
-    ports[p].faults = PortFaults(imp, 0x5eed ^ config.node_id, p);
-    ports[p].bucket.Configure(imp.gbps, 64 * 1024 * 8);
-  }
-  TokenBucket capacity;
-  capacity.Configure(flags.capacity_gbps, 64 * 1024 * 8);
-  uint64_t capacity_drops = 0;
-  InstallSignals();
-  std::fprintf(stderr, "grid-switch: %s, %zu UDP ports, running\n", config.name.c_str(),
-               ports.size());
 
-  sw::Output out;
-  std::vector<uint8_t> frame;
-  auto enqueue = [&](uint16_t p, absl::Span<const uint8_t> f) {
-    UdpPort& port = ports[p];
+  // DATA this switch aggregates counts against its capacity (C_s).
+  bool OverCapacity(absl::Span<const uint8_t> f) {
+    if (!capacity_.limited() || f.size() < wire::kPayloadOffset) return false;
+    wire::FrameView view;
+    return wire::ParseFrame(f, &view) == wire::WireError::kOk &&
+           view.header.type == wire::MessageType::kData &&
+           view.header.agg_node == config_.node_id && !capacity_.Take(f.size() * 8.0);
+  }
+
+  size_t ReceiveOn(uint16_t p) {
+    return ports_[p].link->Receive(kBatch, [&](absl::Span<const uint8_t> f) {
+      if (OverCapacity(f)) {
+        ++capacity_drops_;
+        return;
+      }
+      frame_.assign(f.begin(), f.end());
+      out_.Clear();
+      pipeline_->Process(absl::MakeSpan(frame_), p, &out_);
+      for (const sw::OutFrame& o : out_.frames) Enqueue(o.port, out_.Bytes(o, frame_));
+    });
+  }
+
+  // Hands a frame to port p's transmit side, through its impairments.
+  void Enqueue(uint16_t p, absl::Span<const uint8_t> f) {
+    UdpPort& port = ports_[p];
     const int copies = port.faults.Copies();
     if (copies == 0) {
       ++port.impaired_drops;
@@ -109,73 +167,60 @@ int RunUdpSwitch(int argc, char** argv) {
         port.has_held = false;
       }
     }
-  };
-  std::vector<pollfd> fds(ports.size());
-  for (size_t p = 0; p < ports.size(); ++p) fds[p] = {ports[p].link->PollFd(), POLLIN, 0};
-  while (!g_stop) {
-    size_t work = 0;
-    for (uint16_t p = 0; p < ports.size(); ++p) {
-      work += ports[p].link->Receive(32, [&](absl::Span<const uint8_t> f) {
-        if (capacity.limited() && f.size() >= wire::kPayloadOffset) {
-          wire::FrameView view;
-          if (wire::ParseFrame(f, &view) == wire::WireError::kOk &&
-              view.header.type == wire::MessageType::kData &&
-              view.header.agg_node == config.node_id && !capacity.Take(f.size() * 8.0)) {
-            ++capacity_drops;
-            return;
-          }
-        }
-        frame.assign(f.begin(), f.end());
-        out.Clear();
-        pipeline->Process(absl::MakeSpan(frame), p, &out);
-        for (const sw::OutFrame& o : out.frames) enqueue(o.port, out.Bytes(o, frame));
-      });
+  }
+
+  // Sends what port p's rate limit allows; notes whether frames still wait.
+  size_t TransmitOn(uint16_t p, bool* queued) {
+    UdpPort& port = ports_[p];
+    if (port.has_held && port.size == 0) {  // a pause never strands it
+      port.Push(port.held);
+      port.has_held = false;
     }
-    bool queued = false;
-    for (uint16_t p = 0; p < ports.size(); ++p) {
-      UdpPort& port = ports[p];
-      if (port.has_held && port.size == 0) {  // a pause never strands it
-        port.Push(port.held);
-        port.has_held = false;
-      }
-      absl::Span<const uint8_t> batch[32];
-      size_t n = 0;
-      while (port.size > 0 && n < 32 && port.bucket.Take(port.ring[port.head].size() * 8.0)) {
-        batch[n++] = port.ring[port.head];
-        port.head = (port.head + 1) % kQueue;
-        --port.size;
-      }
-      if (n > 0) port.link->Send(absl::MakeConstSpan(batch, n));
-      work += n;
-      queued |= port.size > 0;
-      pipeline->SetQueueDepth(p, static_cast<uint32_t>(port.size));
+    absl::Span<const uint8_t> batch[kBatch];
+    size_t n = 0;
+    while (port.size > 0 && n < kBatch && port.bucket.Take(port.ring[port.head].size() * 8.0)) {
+      batch[n++] = port.ring[port.head];
+      port.head = (port.head + 1) % kQueue;
+      --port.size;
     }
-    if (g_dump.exchange(false)) {
-      std::fprintf(stderr, "%s\n", sw::CountersToJson(pipeline->counters()).c_str());
-    }
-    if (g_reload.exchange(false)) Reload(*pipeline, config_path);
-    // Idle: sleep in poll() until a port has a frame (or a rate-limited
-    // queue may drain), so many processes share two cores.
-    if (work == 0) {
-      if (queued) {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      } else {
-        ::poll(fds.data(), fds.size(), 5);
-      }
+    if (n > 0) port.link->Send(absl::MakeConstSpan(batch, n));
+    *queued |= port.size > 0;
+    pipeline_->SetQueueDepth(p, static_cast<uint32_t>(port.size));
+    return n;
+  }
+
+  // Sleep in poll() until a port has a frame, or briefly while a
+  // rate-limited queue waits to drain, so many processes share two cores.
+  void Idle(bool queued) {
+    constexpr auto kDrainWait = std::chrono::microseconds(20);
+    constexpr int kPollMs = 5;
+    if (queued) {
+      std::this_thread::sleep_for(kDrainWait);
+    } else {
+      ::poll(fds_.data(), fds_.size(), kPollMs);
     }
   }
-  uint64_t impaired = 0, queue_drops = 0, foreign = 0;
-  for (const UdpPort& p : ports) {
-    impaired += p.impaired_drops;
-    queue_drops += p.queue_drops;
-    foreign += p.link->foreign_frames();  // from anyone but the link's other end
-  }
-  std::printf(
-      "{\"switch\":\"%s\",\"lcores\":1,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
-      "\"capacity_drops\":%llu,\"foreign_drops\":%llu,\"counters\":%s}\n",
-      config.name.c_str(), static_cast<unsigned long long>(impaired),
-      static_cast<unsigned long long>(queue_drops), static_cast<unsigned long long>(capacity_drops),
-      static_cast<unsigned long long>(foreign), sw::CountersToJson(pipeline->counters()).c_str());
+
+  const SwitchFlags& flags_;
+  const sw::SwitchConfig config_;
+  std::optional<sw::Pipeline> pipeline_;
+  std::vector<UdpPort> ports_;
+  std::vector<pollfd> fds_;
+  TokenBucket capacity_;
+  uint64_t capacity_drops_ = 0;
+  sw::Output out_;
+  std::vector<uint8_t> frame_;
+};
+
+}  // namespace
+
+int RunUdpSwitch(int argc, char** argv) {
+  const SwitchFlags flags = ParseSwitchFlags(argc, argv);
+  UdpSwitch sw(flags);
+  sw.Open();
+  InstallSignals();
+  sw.Run();
+  sw.Report();
   return 0;
 }
 

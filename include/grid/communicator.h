@@ -20,10 +20,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "grid/export.h"
 #include "grid/host_config.h"
 #include "grid/options.h"
 #include "grid/transport.h"
 #include "grid/types.h"
+
+GRID_API_BEGIN
 
 namespace grid {
 
@@ -126,5 +129,7 @@ class Communicator {
 };
 
 }  // namespace grid
+
+GRID_API_END
 
 #endif  // GRID_COMMUNICATOR_H_

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "grid/export.h"
 #include "grid/host_config.h"
 #include "grid/planner.h"
 #include "grid/switch.h"
+
+GRID_API_BEGIN
 
 namespace grid {
 class Store;
@@ -62,5 +65,7 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topology,
                                            const planner::Plan& plan, const JobParams& job);
 
 }  // namespace grid::control
+
+GRID_API_END
 
 #endif  // GRID_CONTROL_H_

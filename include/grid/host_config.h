@@ -11,8 +11,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "grid/export.h"
 #include "grid/topology.h"
 #include "grid/wire.h"
+
+GRID_API_BEGIN
 
 namespace grid::control {
 
@@ -80,5 +83,7 @@ std::string RootConfigToJson(const RootConfig& config);
 absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text);
 
 }  // namespace grid::control
+
+GRID_API_END
 
 #endif  // GRID_HOST_CONFIG_H_

@@ -17,7 +17,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "grid/export.h"
 #include "grid/types.h"
+
+GRID_API_BEGIN
 
 namespace grid::numerics {
 
@@ -95,5 +98,7 @@ absl::Status WidenToFloat(DataType type, const void* in, size_t n, float* out);
 absl::Status NarrowFromFloat(DataType type, const float* in, size_t n, void* out);
 
 }  // namespace grid::numerics
+
+GRID_API_END
 
 #endif  // GRID_NUMERICS_H_

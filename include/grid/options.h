@@ -15,7 +15,10 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "grid/export.h"
 #include "grid/host_config.h"
+
+GRID_API_BEGIN
 
 namespace grid {
 class TransportRegistry;
@@ -112,5 +115,7 @@ struct CommunicatorStats {
 };
 
 }  // namespace grid
+
+GRID_API_END
 
 #endif  // GRID_OPTIONS_H_

@@ -15,7 +15,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "grid/export.h"
 #include "grid/topology.h"
+
+GRID_API_BEGIN
 
 namespace grid::planner {
 
@@ -148,6 +151,16 @@ struct PathLabels {
   std::vector<Path> paths;                        // label l is paths[l - 1]
   std::vector<uint16_t> up, result;               // per rank
   std::map<NodeId, uint16_t> to_root, from_root;  // per aggregating switch
+  // The labels of an aggregating switch's paths to and from the root; 0 (no
+  // label) for a node that aggregates nothing in the plan.
+  uint16_t ToRoot(NodeId node) const { return Find(to_root, node); }
+  uint16_t FromRoot(NodeId node) const { return Find(from_root, node); }
+
+ private:
+  static uint16_t Find(const std::map<NodeId, uint16_t>& m, NodeId node) {
+    auto it = m.find(node);
+    return it == m.end() ? 0 : it->second;
+  }
 };
 PathLabels LabelPaths(const Plan& plan);
 Path ReversePath(const Path& path);
@@ -158,5 +171,7 @@ std::string PlanToJson(const Topology& topology, const Plan& plan,
 absl::StatusOr<Plan> ParsePlanJson(const Topology& topology, std::string_view text);
 
 }  // namespace grid::planner
+
+GRID_API_END
 
 #endif  // GRID_PLANNER_H_

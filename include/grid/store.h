@@ -11,6 +11,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "grid/export.h"
+
+GRID_API_BEGIN
 
 namespace grid {
 
@@ -41,5 +44,7 @@ class StoreServer {
 absl::StatusOr<std::unique_ptr<StoreServer>> ServeTcpStore(int port);
 
 }  // namespace grid
+
+GRID_API_END
 
 #endif  // GRID_STORE_H_

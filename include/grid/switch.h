@@ -18,7 +18,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "grid/export.h"
 #include "grid/wire.h"
+
+GRID_API_BEGIN
 
 namespace grid::sw {
 
@@ -228,5 +231,7 @@ class Pipeline {
 };
 
 }  // namespace grid::sw
+
+GRID_API_END
 
 #endif  // GRID_SWITCH_H_

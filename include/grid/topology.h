@@ -14,6 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "grid/export.h"
+
+GRID_API_BEGIN
 
 namespace grid::topology {
 
@@ -162,5 +165,7 @@ class Router {
 };
 
 }  // namespace grid::topology
+
+GRID_API_END
 
 #endif  // GRID_TOPOLOGY_H_

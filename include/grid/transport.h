@@ -19,6 +19,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "grid/export.h"
+
+GRID_API_BEGIN
 
 namespace grid {
 
@@ -102,5 +105,7 @@ class TransportRegistry {
 absl::StatusOr<std::unique_ptr<Transport>> OpenTransport(std::string_view spec);
 
 }  // namespace grid
+
+GRID_API_END
 
 #endif  // GRID_TRANSPORT_H_

@@ -1,9 +1,13 @@
-// Element types and reduction operations shared by the public API.
+// Element types, shared by the public API.
 #ifndef GRID_TYPES_H_
 #define GRID_TYPES_H_
 
 #include <cstddef>
 #include <cstdint>
+
+#include "grid/export.h"
+
+GRID_API_BEGIN
 
 namespace grid {
 
@@ -41,5 +45,7 @@ constexpr const char* DataTypeName(DataType type) {
 }
 
 }  // namespace grid
+
+GRID_API_END
 
 #endif  // GRID_TYPES_H_

@@ -20,6 +20,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "grid/export.h"
+
+GRID_API_BEGIN
 
 namespace grid::wire {
 
@@ -42,10 +45,9 @@ enum class MessageType : uint8_t {
   kPartial = 2,  // switch -> root: the sum of a switch's members for a chunk
   kResult = 3,   // root -> switches -> workers: the completed sum
   kSignal = 4,   // switch -> worker: congestion or slot collision (no payload)
-  kControl = 5,  // control-plane message; payload is opaque 32-bit words
 };
 inline constexpr uint8_t kMinMessageType = 1;
-inline constexpr uint8_t kMaxMessageType = 5;
+inline constexpr uint8_t kMaxMessageType = 4;
 
 // Header flag bits.
 namespace flags {
@@ -301,5 +303,7 @@ inline void StoreElement(uint8_t* payload, size_t index, int32_t value) {
 }
 
 }  // namespace grid::wire
+
+GRID_API_END
 
 #endif  // GRID_WIRE_H_

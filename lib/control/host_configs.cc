@@ -89,8 +89,10 @@ absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Top
     w.up_label = static_cast<uint16_t>(job.label_base + labels.up[r]);
     const bool direct = route.aggregator == plan.job.root;
     w.next_path =
-        direct ? 0 : static_cast<uint16_t>(job.label_base + labels.to_root.at(route.aggregator));
-    w.fan_in = direct ? root_fan_in : members.at(route.aggregator);
+        direct ? 0 : static_cast<uint16_t>(job.label_base + labels.ToRoot(route.aggregator));
+    // `members` holds every aggregator of the plan.
+    const auto fan_in = members.find(route.aggregator);
+    w.fan_in = direct ? root_fan_in : fan_in == members.end() ? 0 : fan_in->second;
     w.slots = job.slots;
     w.elements = job.elements;
     w.ip = NodeIp(w.node);
@@ -119,15 +121,19 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
   root.elements = job.elements;
   root.ip = NodeIp(root.node);
   root.mac = NodeMac(root.node);
-  auto first_hop = [&](uint16_t label) { return NodeMac(labels.paths[label - 1].nodes.at(1)); };
+  // Every labelled path has at least two nodes (ValidatePlan).
+  auto first_hop = [&](uint16_t label) {
+    const topology::Path& path = labels.paths[label - 1];
+    return NodeMac(path.nodes.size() > 1 ? path.nodes[1] : topology::kNoNode);
+  };
   auto job_label = [&](uint16_t label) { return static_cast<uint16_t>(job.label_base + label); };
   for (const planner::Aggregator& a : planner::Aggregators(plan)) {
     RootConfig::Contributor c;
     c.node = a.node;
     c.is_switch = true;
-    c.result_label = job_label(labels.from_root.at(a.node));
+    c.result_label = job_label(labels.FromRoot(a.node));
     c.ip = NodeIp(a.node);
-    c.next_hop_mac = first_hop(labels.from_root.at(a.node));
+    c.next_hop_mac = first_hop(labels.FromRoot(a.node));
     root.contributors.push_back(c);
   }
   for (size_t r = 0; r < plan.workers.size(); ++r) {

@@ -108,7 +108,7 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     agg.root = Toward(topo, *a.to_root, 0, plan.job.root);
     agg.root_node = static_cast<uint16_t>(plan.job.root);
     agg.root_fan_in = root_fan_in;
-    agg.to_root_label = label(labels.to_root.at(a.node));
+    agg.to_root_label = label(labels.ToRoot(a.node));
     for (size_t i = 0; i < a.members.size(); ++i) {
       const int rank = a.members[i];
       const topology::Path result = planner::ReversePath(plan.workers[rank].up);

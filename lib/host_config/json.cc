@@ -1,5 +1,7 @@
 // "grid-worker/1" and "grid-root/1": the configs the controller publishes
 // for workers and the root (docs/worker.md).
+#include "util/json.h"
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
@@ -87,10 +89,10 @@ class Reader {
 };
 
 absl::StatusOr<Json> Document(std::string_view text, const char* what, const char* format) {
-  Json doc = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return Error(what, "(document)", "not a JSON object");
-  }
+  auto parsed = util::ParseJson<Json>(text, std::string(what) + " config");
+  if (!parsed.ok()) return parsed.status();
+  Json doc = *std::move(parsed);
+  if (!doc.is_object()) return Error(what, "(document)", "not a JSON object");
   if (!doc.contains("format") || doc["format"] != format) {
     return Error(what, "format", absl::StrFormat("must be \"%s\"", format));
   }

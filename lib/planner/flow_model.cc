@@ -187,7 +187,10 @@ FlowModel BuildFlowModel(const Topology& topology, const Plan& plan, const Resou
       res.push_back(index.ps());
     } else {
       res.push_back(index.sw(route.aggregator));
-      m.worker_group[r] = group_of.at(route.aggregator);
+      // A validated plan has a path to the root for every aggregator.
+      if (auto g = group_of.find(route.aggregator); g != group_of.end()) {
+        m.worker_group[r] = g->second;
+      }
     }
     m.storage.push_back(std::move(res));
   }

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_format.h"
 #include "grid/planner.h"
+#include "util/json.h"
 
 namespace grid::planner {
 namespace {
@@ -78,8 +79,8 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
     j["node"] = topo.node(a.node).name;
     j["members"] = a.members;
     j["fan_in"] = a.members.size();
-    j["path_to_root"] = labels.to_root.at(a.node);
-    j["path_from_root"] = labels.from_root.at(a.node);
+    j["path_to_root"] = labels.ToRoot(a.node);
+    j["path_from_root"] = labels.FromRoot(a.node);
     aggregators.push_back(j);
     contributors.push_back({{"switch", topo.node(a.node).name}});
   }
@@ -183,14 +184,11 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc);
 }  // namespace
 
 absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) {
-  // Every field is type-checked before use; the catch only keeps a JSON
-  // library exception from ever leaving the library.
-  try {
-    const Json doc = Json::parse(text);
-    return ParsePlan(topo, doc);
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrFormat("plan JSON: %s", e.what()));
-  }
+  // No exceptions: the parse does not throw, and every field is
+  // type-checked before it is read.
+  auto doc = util::ParseJson<Json>(text, "plan JSON");
+  if (!doc.ok()) return doc.status();
+  return ParsePlan(topo, *doc);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
+#include "util/json.h"
 
 namespace grid::sw {
 
@@ -140,12 +141,8 @@ absl::StatusOr<Endpoint> ParseEndpoint(const Json& o, const std::string& where) 
   return e;
 }
 
-absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
-  if (!doc.is_object()) return Error("", "must be a JSON object");
-  if (!doc.contains("format") || doc["format"] != "grid-switch/1") {
-    return Error("format", "must be \"grid-switch/1\"");
-  }
-  SwitchConfig c;
+// The switch's own fields: name, node id, addresses, ports and limits.
+absl::Status ParseIdentity(const Json& doc, SwitchConfig& c) {
   auto name = Str(doc, "name", "");
   if (!name.ok()) return name.status();
   c.name = *name;
@@ -166,13 +163,15 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
   auto memory = Uint(doc, "slot_memory", "", 1u << 24, 0);
   if (!memory.ok()) return memory.status();
   c.slot_memory = static_cast<uint32_t>(*memory);
-  auto threshold = Uint(doc, "congestion_threshold", "", 1u << 30, 64);
+  constexpr uint64_t kDefaultCongestionThreshold = 64;
+  auto threshold = Uint(doc, "congestion_threshold", "", 1u << 30, kDefaultCongestionThreshold);
   if (!threshold.ok()) return threshold.status();
   c.congestion_threshold = static_cast<uint32_t>(*threshold);
-  for (const char* section : {"label_routes", "ip_routes", "jobs", "hosts"}) {
-    if (doc.contains(section) && !doc[section].is_array())
-      return Error(section, "must be an array");
-  }
+  return absl::OkStatus();
+}
+
+// label_routes, ip_routes and hosts.
+absl::Status ParseRoutes(const Json& doc, SwitchConfig& c) {
   const Json empty = Json::array();
   const Json& labels = doc.contains("label_routes") ? doc["label_routes"] : empty;
   for (size_t i = 0; i < labels.size(); ++i) {
@@ -203,72 +202,104 @@ absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
     if (!ep.ok()) return ep.status();
     if (!c.hosts.emplace(ep->port, ep->ip).second) return Error(where + ".port", "listed twice");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Member> ParseMember(const Json& mj, const std::string& mw) {
+  Member member;
+  auto rank = Uint(mj, "rank", mw, 65535);
+  if (!rank.ok()) return rank.status();
+  member.rank = static_cast<uint16_t>(*rank);
+  auto bit = Uint(mj, "bit", mw, kMaxMembers - 1);
+  if (!bit.ok()) return bit.status();
+  member.bit = static_cast<uint8_t>(*bit);
+  auto result = Uint(mj, "result_label", mw, 65535);
+  if (!result.ok()) return result.status();
+  member.result_label = static_cast<uint16_t>(*result);
+  auto to = ParseEndpoint(mj, mw);
+  if (!to.ok()) return to.status();
+  member.to = *to;
+  return member;
+}
+
+absl::StatusOr<JobEntry::Aggregate> ParseAggregate(const Json& a, const std::string& aw) {
+  JobEntry::Aggregate agg;
+  struct Field {
+    const char* key;
+    uint64_t max;
+    uint64_t* out;
+  };
+  uint64_t fan_in = 0, elements = 0, base = 0, slots = 0, root_node = 0, root_fan_in = 0, label = 0;
+  for (const Field& f :
+       {Field{"fan_in", kMaxMembers, &fan_in}, Field{"elements", wire::kMaxElements, &elements},
+        Field{"slot_base", 1u << 24, &base}, Field{"slots", wire::kMaxSlots, &slots},
+        Field{"root_node", 65535, &root_node}, Field{"root_fan_in", 65535, &root_fan_in},
+        Field{"to_root_label", 65535, &label}}) {
+    auto v = Uint(a, f.key, aw, f.max);
+    if (!v.ok()) return v.status();
+    *f.out = *v;
+  }
+  agg.fan_in = static_cast<uint16_t>(fan_in);
+  agg.elements = static_cast<uint16_t>(elements);
+  agg.slot_base = static_cast<uint32_t>(base);
+  agg.slots = static_cast<uint32_t>(slots);
+  agg.root_node = static_cast<uint16_t>(root_node);
+  agg.root_fan_in = static_cast<uint16_t>(root_fan_in);
+  agg.to_root_label = static_cast<uint16_t>(label);
+  if (!a.contains("root")) return Error(aw + ".root", "is required");
+  auto root = ParseEndpoint(a["root"], aw + ".root");
+  if (!root.ok()) return root.status();
+  agg.root = *root;
+  if (!a.contains("members") || !a["members"].is_array()) {
+    return Error(aw + ".members", "must be an array");
+  }
+  for (size_t m = 0; m < a["members"].size(); ++m) {
+    auto member = ParseMember(a["members"][m], absl::StrFormat("%s.members[%d]", aw, m));
+    if (!member.ok()) return member.status();
+    agg.members.push_back(*member);
+  }
+  return agg;
+}
+
+absl::StatusOr<JobEntry> ParseJob(const Json& j, const std::string& where) {
+  JobEntry job;
+  auto id = Uint(j, "job_id", where, 65535);
+  if (!id.ok()) return id.status();
+  job.job_id = static_cast<uint16_t>(*id);
+  auto token = Uint(j, "token", where, 0xffffffffu);
+  if (!token.ok()) return token.status();
+  job.token = static_cast<uint32_t>(*token);
+  if (j.contains("aggregate")) {
+    auto agg = ParseAggregate(j["aggregate"], where + ".aggregate");
+    if (!agg.ok()) return agg.status();
+    job.aggregate = *std::move(agg);
+  }
+  return job;
+}
+
+absl::StatusOr<SwitchConfig> ParseConfig(const Json& doc) {
+  if (!doc.is_object()) return Error("", "must be a JSON object");
+  if (!doc.contains("format") || doc["format"] != "grid-switch/1") {
+    return Error("format", "must be \"grid-switch/1\"");
+  }
+  for (const char* section : {"label_routes", "ip_routes", "jobs", "hosts"}) {
+    if (doc.contains(section) && !doc[section].is_array()) {
+      return Error(section, "must be an array");
+    }
+  }
+  SwitchConfig c;
+  if (absl::Status s = ParseIdentity(doc, c); !s.ok()) return s;
+  if (absl::Status s = ParseRoutes(doc, c); !s.ok()) return s;
+  const Json empty = Json::array();
   const Json& jobs = doc.contains("jobs") ? doc["jobs"] : empty;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const std::string where = absl::StrFormat("jobs[%d]", i);
-    const Json& j = jobs[i];
-    JobEntry job;
-    auto id = Uint(j, "job_id", where, 65535);
-    if (!id.ok()) return id.status();
-    job.job_id = static_cast<uint16_t>(*id);
-    auto token = Uint(j, "token", where, 0xffffffffu);
-    if (!token.ok()) return token.status();
-    job.token = static_cast<uint32_t>(*token);
-    if (j.contains("aggregate")) {
-      const Json& a = j["aggregate"];
-      const std::string aw = where + ".aggregate";
-      JobEntry::Aggregate agg;
-      struct Field {
-        const char* key;
-        uint64_t max;
-        uint64_t* out;
-      };
-      uint64_t fan_in = 0, elements = 0, base = 0, slots = 0, root_node = 0, root_fan_in = 0,
-               label = 0;
-      for (const Field& f :
-           {Field{"fan_in", kMaxMembers, &fan_in}, Field{"elements", wire::kMaxElements, &elements},
-            Field{"slot_base", 1u << 24, &base}, Field{"slots", wire::kMaxSlots, &slots},
-            Field{"root_node", 65535, &root_node}, Field{"root_fan_in", 65535, &root_fan_in},
-            Field{"to_root_label", 65535, &label}}) {
-        auto v = Uint(a, f.key, aw, f.max);
-        if (!v.ok()) return v.status();
-        *f.out = *v;
-      }
-      agg.fan_in = static_cast<uint16_t>(fan_in);
-      agg.elements = static_cast<uint16_t>(elements);
-      agg.slot_base = static_cast<uint32_t>(base);
-      agg.slots = static_cast<uint32_t>(slots);
-      agg.root_node = static_cast<uint16_t>(root_node);
-      agg.root_fan_in = static_cast<uint16_t>(root_fan_in);
-      agg.to_root_label = static_cast<uint16_t>(label);
-      if (!a.contains("root")) return Error(aw + ".root", "is required");
-      auto root = ParseEndpoint(a["root"], aw + ".root");
-      if (!root.ok()) return root.status();
-      agg.root = *root;
-      if (!a.contains("members") || !a["members"].is_array())
-        return Error(aw + ".members", "must be an array");
-      for (size_t m = 0; m < a["members"].size(); ++m) {
-        const std::string mw = absl::StrFormat("%s.members[%d]", aw, m);
-        const Json& mj = a["members"][m];
-        Member member;
-        auto rank = Uint(mj, "rank", mw, 65535);
-        if (!rank.ok()) return rank.status();
-        member.rank = static_cast<uint16_t>(*rank);
-        auto bit = Uint(mj, "bit", mw, kMaxMembers - 1);
-        if (!bit.ok()) return bit.status();
-        member.bit = static_cast<uint8_t>(*bit);
-        auto result = Uint(mj, "result_label", mw, 65535);
-        if (!result.ok()) return result.status();
-        member.result_label = static_cast<uint16_t>(*result);
-        auto to = ParseEndpoint(mj, mw);
-        if (!to.ok()) return to.status();
-        member.to = *to;
-        agg.members.push_back(member);
-      }
-      job.aggregate = std::move(agg);
-    }
-    if (!c.jobs.emplace(job.job_id, std::move(job)).second)
+    auto job = ParseJob(jobs[i], where);
+    if (!job.ok()) return job.status();
+    const uint16_t id = job->job_id;
+    if (!c.jobs.emplace(id, *std::move(job)).second) {
       return Error(where + ".job_id", "listed twice");
+    }
   }
   if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
   return c;
@@ -361,13 +392,11 @@ std::string CountersToJson(const Counters& counters) {
 }
 
 absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text) {
-  // Every field is type-checked before use; the catch only keeps a JSON
-  // library exception from ever leaving the library.
-  try {
-    return ParseConfig(Json::parse(text));
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrFormat("switch config JSON: %s", e.what()));
-  }
+  // No exceptions: the parse does not throw, and every field is
+  // type-checked before it is read.
+  auto doc = util::ParseJson<Json>(text, "switch config JSON");
+  if (!doc.ok()) return doc.status();
+  return ParseConfig(*doc);
 }
 
 }  // namespace grid::sw

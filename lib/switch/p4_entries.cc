@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "grid/switch.h"
+#include "util/json.h"
 
 namespace grid::sw {
 
@@ -147,14 +148,18 @@ absl::StatusOr<std::string> CliValues(const nlohmann::ordered_json& object,
 
 absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_json) {
   using Ordered = nlohmann::ordered_json;
-  const Ordered doc = Ordered::parse(entries_json.begin(), entries_json.end(), nullptr,
-                                     /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("format", "") != "grid-p4-entries/1") {
+  auto parsed = util::ParseJson<Ordered>(entries_json, "P4 entries");
+  if (!parsed.ok()) return parsed.status();
+  const Ordered doc = *std::move(parsed);
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "grid-p4-entries/1") {
     return absl::InvalidArgumentError("P4 entries: not a grid-p4-entries/1 document");
   }
   std::string out;
   auto entries = [&](const char* list, bool defaults) -> absl::Status {
     const Ordered& items = doc.contains(list) ? doc[list] : Ordered::array();
+    if (!items.is_array()) {
+      return absl::InvalidArgumentError(absl::StrFormat("P4 entries: %s must be a list", list));
+    }
     for (size_t i = 0; i < items.size(); ++i) {
       const Ordered& e = items[i];
       const std::string where = absl::StrFormat("%s[%d]", list, i);
@@ -185,6 +190,9 @@ absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_jso
   int handle = 0;
   const Ordered& groups =
       doc.contains("multicast_groups") ? doc["multicast_groups"] : Ordered::array();
+  if (!groups.is_array()) {
+    return absl::InvalidArgumentError("P4 entries: multicast_groups must be a list");
+  }
   for (size_t g = 0; g < groups.size(); ++g) {
     const Ordered& group = groups[g];
     if (!group.is_object() || !group.contains("group") || !group["group"].is_number_unsigned() ||

@@ -1,7 +1,8 @@
 // Topology <-> JSON (docs/topology.md).
+#include "util/json.h"
+
 #include <cmath>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
@@ -81,17 +82,111 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc);
 }  // namespace
 
 absl::StatusOr<Topology> ParseTopologyJson(std::string_view text) {
-  // Every field is type-checked before use; the catch only keeps a JSON
-  // library exception from ever leaving the library.
-  try {
-    const Json doc = Json::parse(text);
-    return ParseTopology(doc);
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrFormat("topology JSON: %s", e.what()));
-  }
+  // No exceptions: the parse does not throw, and every field is
+  // type-checked before it is read.
+  auto doc = util::ParseJson<Json>(text, "topology JSON");
+  if (!doc.ok()) return doc.status();
+  return ParseTopology(*doc);
 }
 
 namespace {
+
+absl::StatusOr<Node> ParseSwitch(const Json& s, const std::string& where) {
+  if (absl::Status st =
+          CheckFields(s, where, {"name", "tier", "programmable", "capacity_gbps", "slots"});
+      !st.ok()) {
+    return st;
+  }
+  Node node;
+  node.kind = NodeKind::kSwitch;
+  auto n = GetString(s, where, "name");
+  if (!n.ok()) return n.status();
+  node.name = *n;
+  if (s.contains("tier")) {
+    auto t = GetString(s, where, "tier");
+    if (!t.ok()) return t.status();
+    auto tier = ParseTier(*t, where + ".tier");
+    if (!tier.ok()) return tier.status();
+    node.tier = *tier;
+  }
+  auto prog = GetBool(s, where, "programmable", false);
+  if (!prog.ok()) return prog.status();
+  node.programmable = *prog;
+  auto cap = GetNumber(s, where, "capacity_gbps", 0.0);
+  if (!cap.ok()) return cap.status();
+  if (*cap < 0) {
+    return FieldError(where + ".capacity_gbps", absl::StrFormat("must be >= 0 (got %g)", *cap));
+  }
+  node.capacity_gbps = *cap;
+  auto slots = GetNumber(s, where, "slots", 0.0);
+  if (!slots.ok()) return slots.status();
+  // Range first: converting a double outside int32 is undefined.
+  if (!(*slots >= 0 && *slots <= std::numeric_limits<int32_t>::max()) ||
+      *slots != std::floor(*slots)) {
+    return FieldError(where + ".slots",
+                      absl::StrFormat("must be a whole number >= 0 (got %g)", *slots));
+  }
+  node.slots = static_cast<int32_t>(*slots);
+  return node;
+}
+
+absl::StatusOr<Node> ParseHost(const Json& h, const std::string& where) {
+  if (absl::Status st = CheckFields(h, where, {"name", "role"}); !st.ok()) return st;
+  Node node;
+  node.kind = NodeKind::kHost;
+  auto n = GetString(h, where, "name");
+  if (!n.ok()) return n.status();
+  node.name = *n;
+  if (h.contains("role")) {
+    auto r = GetString(h, where, "role");
+    if (!r.ok()) return r.status();
+    auto role = ParseRole(*r, where + ".role");
+    if (!role.ok()) return role.status();
+    node.role = *role;
+  }
+  return node;
+}
+
+struct LinkDefaults {
+  double gbps = 100;
+  double latency_us = 1;
+};
+
+absl::Status AddLink(const Json& l, const std::string& where, const LinkDefaults& defaults,
+                     Topology& topo) {
+  if (absl::Status st = CheckFields(l, where, {"a", "b", "gbps", "latency_us"}); !st.ok()) {
+    return st;
+  }
+  auto a = GetString(l, where, "a");
+  if (!a.ok()) return a.status();
+  auto b = GetString(l, where, "b");
+  if (!b.ok()) return b.status();
+  for (const auto& [field, end] : {std::pair{"a", *a}, std::pair{"b", *b}}) {
+    if (!topo.Find(end)) {
+      return FieldError(where + "." + field, absl::StrFormat("unknown node \"%s\"", end));
+    }
+  }
+  auto gbps = GetNumber(l, where, "gbps", defaults.gbps);
+  if (!gbps.ok()) return gbps.status();
+  auto lat = GetNumber(l, where, "latency_us", defaults.latency_us);
+  if (!lat.ok()) return lat.status();
+  if (auto id = topo.AddLink(*a, *b, *gbps, *lat); !id.ok()) return Rewhere(id.status(), where);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LinkDefaults> ParseDefaults(const Json& doc) {
+  LinkDefaults d;
+  auto it = doc.find("defaults");
+  if (it == doc.end()) return d;
+  if (absl::Status s = CheckFields(*it, "defaults", {"link_gbps", "latency_us"}); !s.ok()) {
+    return s;
+  }
+  auto g = GetNumber(*it, "defaults", "link_gbps", d.gbps);
+  if (!g.ok()) return g.status();
+  auto l = GetNumber(*it, "defaults", "latency_us", d.latency_us);
+  if (!l.ok()) return l.status();
+  return LinkDefaults{*g, *l};
+}
 
 absl::StatusOr<Topology> ParseTopology(const Json& doc) {
   if (absl::Status s =
@@ -105,101 +200,29 @@ absl::StatusOr<Topology> ParseTopology(const Json& doc) {
     if (!n.ok()) return n.status();
     name = *n;
   }
-  double default_gbps = 100, default_latency = 1;
-  if (auto it = doc.find("defaults"); it != doc.end()) {
-    if (absl::Status s = CheckFields(*it, "defaults", {"link_gbps", "latency_us"}); !s.ok())
-      return s;
-    auto g = GetNumber(*it, "defaults", "link_gbps", default_gbps);
-    if (!g.ok()) return g.status();
-    auto l = GetNumber(*it, "defaults", "latency_us", default_latency);
-    if (!l.ok()) return l.status();
-    default_gbps = *g;
-    default_latency = *l;
-  }
-  Topology topo(name);
+  auto defaults = ParseDefaults(doc);
+  if (!defaults.ok()) return defaults.status();
   for (const char* section : {"switches", "hosts", "links"}) {
     if (!doc.contains(section)) return FieldError(section, "is required");
     if (!doc[section].is_array()) return FieldError(section, "must be an array");
   }
-  const Json& switches = doc["switches"];
-  for (size_t i = 0; i < switches.size(); ++i) {
-    const std::string where = absl::StrFormat("switches[%d]", i);
-    const Json& s = switches[i];
-    if (absl::Status st =
-            CheckFields(s, where, {"name", "tier", "programmable", "capacity_gbps", "slots"});
-        !st.ok()) {
-      return st;
+  Topology topo(name);
+  for (const char* section : {"switches", "hosts"}) {
+    const Json& nodes = doc[section];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const std::string where = absl::StrFormat("%s[%d]", section, i);
+      auto node = std::string_view(section) == "switches" ? ParseSwitch(nodes[i], where)
+                                                          : ParseHost(nodes[i], where);
+      if (!node.ok()) return node.status();
+      if (auto id = topo.AddNode(*std::move(node)); !id.ok()) return Rewhere(id.status(), where);
     }
-    Node node;
-    node.kind = NodeKind::kSwitch;
-    auto n = GetString(s, where, "name");
-    if (!n.ok()) return n.status();
-    node.name = *n;
-    if (s.contains("tier")) {
-      auto t = GetString(s, where, "tier");
-      if (!t.ok()) return t.status();
-      auto tier = ParseTier(*t, where + ".tier");
-      if (!tier.ok()) return tier.status();
-      node.tier = *tier;
-    }
-    auto prog = GetBool(s, where, "programmable", false);
-    if (!prog.ok()) return prog.status();
-    node.programmable = *prog;
-    auto cap = GetNumber(s, where, "capacity_gbps", 0.0);
-    if (!cap.ok()) return cap.status();
-    if (*cap < 0)
-      return FieldError(where + ".capacity_gbps", absl::StrFormat("must be >= 0 (got %g)", *cap));
-    node.capacity_gbps = *cap;
-    auto slots = GetNumber(s, where, "slots", 0.0);
-    if (!slots.ok()) return slots.status();
-    // Range first: converting a double outside int32 is undefined.
-    if (!(*slots >= 0 && *slots <= std::numeric_limits<int32_t>::max()) ||
-        *slots != std::floor(*slots)) {
-      return FieldError(where + ".slots",
-                        absl::StrFormat("must be a whole number >= 0 (got %g)", *slots));
-    }
-    node.slots = static_cast<int32_t>(*slots);
-    if (auto id = topo.AddNode(std::move(node)); !id.ok()) return Rewhere(id.status(), where);
-  }
-  const Json& hosts = doc["hosts"];
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    const std::string where = absl::StrFormat("hosts[%d]", i);
-    const Json& h = hosts[i];
-    if (absl::Status st = CheckFields(h, where, {"name", "role"}); !st.ok()) return st;
-    Node node;
-    node.kind = NodeKind::kHost;
-    auto n = GetString(h, where, "name");
-    if (!n.ok()) return n.status();
-    node.name = *n;
-    if (h.contains("role")) {
-      auto r = GetString(h, where, "role");
-      if (!r.ok()) return r.status();
-      auto role = ParseRole(*r, where + ".role");
-      if (!role.ok()) return role.status();
-      node.role = *role;
-    }
-    if (auto id = topo.AddNode(std::move(node)); !id.ok()) return Rewhere(id.status(), where);
   }
   const Json& links = doc["links"];
   for (size_t i = 0; i < links.size(); ++i) {
-    const std::string where = absl::StrFormat("links[%d]", i);
-    const Json& l = links[i];
-    if (absl::Status st = CheckFields(l, where, {"a", "b", "gbps", "latency_us"}); !st.ok())
-      return st;
-    auto a = GetString(l, where, "a");
-    if (!a.ok()) return a.status();
-    auto b = GetString(l, where, "b");
-    if (!b.ok()) return b.status();
-    for (const auto& [field, end] : {std::pair{"a", *a}, std::pair{"b", *b}}) {
-      if (!topo.Find(end)) {
-        return FieldError(where + "." + field, absl::StrFormat("unknown node \"%s\"", end));
-      }
+    if (absl::Status s = AddLink(links[i], absl::StrFormat("links[%d]", i), *defaults, topo);
+        !s.ok()) {
+      return s;
     }
-    auto gbps = GetNumber(l, where, "gbps", default_gbps);
-    if (!gbps.ok()) return gbps.status();
-    auto lat = GetNumber(l, where, "latency_us", default_latency);
-    if (!lat.ok()) return lat.status();
-    if (auto id = topo.AddLink(*a, *b, *gbps, *lat); !id.ok()) return Rewhere(id.status(), where);
   }
   if (absl::Status s = topo.Validate(); !s.ok()) return s;
   return topo;

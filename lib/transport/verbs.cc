@@ -21,8 +21,9 @@
 namespace grid::transport {
 namespace {
 
-constexpr int kSlots = 512;          // receive buffers, and as many send buffers
-constexpr size_t kSlotBytes = 4352;  // a jumbo GRID frame fits
+constexpr int kSlots = 512;  // receive buffers, and as many send buffers
+// A buffer slot holds the largest GRID frame, rounded up to whole cache lines.
+constexpr size_t kSlotBytes = (wire::kMaxFrameBytes + 63) / 64 * 64;
 constexpr int kBurst = 32;
 
 class VerbsTransport final : public Transport {

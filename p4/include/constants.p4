@@ -12,7 +12,6 @@ const bit<8> GRID_TYPE_DATA    = 1;
 const bit<8> GRID_TYPE_PARTIAL = 2;
 const bit<8> GRID_TYPE_RESULT  = 3;
 const bit<8> GRID_TYPE_SIGNAL  = 4;
-const bit<8> GRID_TYPE_CONTROL = 5;
 
 const bit<8> GRID_FLAG_RETRANSMIT = 0x01;
 const bit<8> GRID_FLAG_CONGESTION = 0x02;

@@ -522,7 +522,7 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
             meta.reason = DROP_GRID_VERSION;
         } else if (hdr.grid.reserved != 0) {
             meta.reason = DROP_GRID_RESERVED;
-        } else if (hdr.grid.type < GRID_TYPE_DATA || hdr.grid.type > GRID_TYPE_CONTROL) {
+        } else if (hdr.grid.type < GRID_TYPE_DATA || hdr.grid.type > GRID_TYPE_SIGNAL) {
             meta.reason = DROP_GRID_TYPE;
         } else if ((hdr.grid.flags & ~GRID_FLAGS_KNOWN) != 0) {
             meta.reason = DROP_GRID_FLAGS;

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   std::error_code error;
-  for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch", "host", "root"}) {
+  for (const char* sub :
+       {"wire", "topology", "plan", "pipeline", "switch", "host", "root", "p4_entries"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -88,6 +89,9 @@ int main(int argc, char** argv) {
   if (!configs.ok()) return 1;
   for (const auto& [node, config] : *configs) {
     if (!Write(dir / "switch" / config.name, sw::ConfigToJson(config))) return 1;
+    // The same tables as P4 entries (p4_entries_fuzz).
+    auto entries = sw::ConfigToP4Entries(config);
+    if (!entries.ok() || !Write(dir / "p4_entries" / config.name, *entries)) return 1;
   }
   // Host configs and transport specs (host_config_fuzz), and frames for the
   // root of the same job (root_fuzz): a PARTIAL from each aggregating switch.

@@ -302,9 +302,9 @@ class Generator {
         d.kind = "signal to a switch";
         break;
       case 8:
-        h.type = MessageType::kControl;
+        h.type = MessageType::kSignal;
         h.num_elements = static_cast<uint16_t>(rng_.Below(3));
-        d.kind = "control";
+        d.kind = "signal with elements";
         break;
       default:
         h.flags |= wire::flags::kCongestion | wire::flags::kOverflow;
