@@ -35,6 +35,77 @@ wire::MacAddress NodeMac(NodeId node) {
   return {0x02, 0x00, 0x00, 0x00, static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
 }
 
+namespace {
+
+// A switch's identity, its host ports, an IPv4 route to every host, and the
+// job's token.
+absl::StatusOr<sw::SwitchConfig> BaseConfig(const Topology& topo, NodeId s,
+                                            topology::Router& router,
+                                            const std::vector<NodeId>& hosts,
+                                            const JobParams& job) {
+  const topology::Node& n = topo.node(s);
+  sw::SwitchConfig c;
+  c.name = n.name;
+  c.node_id = static_cast<uint16_t>(s);
+  c.ip = NodeIp(s);
+  c.mac = NodeMac(s);
+  c.num_ports = static_cast<uint16_t>(topo.neighbors(s).size());
+  c.slot_memory = static_cast<uint32_t>(n.slots);
+  const auto adjacent = topo.neighbors(s);
+  for (size_t p = 0; p < adjacent.size(); ++p) {
+    if (!topo.node(adjacent[p].node).is_switch()) {
+      c.hosts[static_cast<uint16_t>(p)] = NodeIp(adjacent[p].node);
+    }
+  }
+  for (NodeId h : hosts) {
+    auto path = router.ShortestPath(s, h);
+    if (!path.ok()) return path.status();
+    c.ip_routes[NodeIp(h)] = Toward(topo, *path, 0, h);
+  }
+  c.jobs[job.job_id] = sw::JobEntry{job.job_id, job.token, std::nullopt};
+  return c;
+}
+
+// What an aggregating switch does for the job: its pool, members, and the
+// way on to the root.
+absl::StatusOr<sw::JobEntry::Aggregate> AggregateEntry(
+    const Topology& topo, const planner::Plan& plan, const planner::PathLabels& labels,
+    const planner::Aggregator& a, const JobParams& job, const sw::SwitchConfig& c,
+    uint16_t root_fan_in) {
+  auto label = [&](uint16_t plan_label) {
+    return static_cast<uint16_t>(job.label_base + plan_label);
+  };
+  const std::string where = absl::StrFormat("job %d, switch \"%s\"", job.job_id, c.name);
+  if (a.members.size() > static_cast<size_t>(sw::kMaxMembers)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %d members; the switch takes at most %d",
+                                                      where, a.members.size(), sw::kMaxMembers));
+  }
+  if (job.slot_base + job.slots > c.slot_memory) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: a pool of %d slots at %d does not fit its %d slots", where, job.slots,
+                        job.slot_base, c.slot_memory));
+  }
+  sw::JobEntry::Aggregate agg;
+  agg.fan_in = static_cast<uint16_t>(a.members.size());
+  agg.elements = job.elements;
+  agg.slot_base = job.slot_base;
+  agg.slots = job.slots;
+  agg.root = Toward(topo, *a.to_root, 0, plan.job.root);
+  agg.root_node = static_cast<uint16_t>(plan.job.root);
+  agg.root_fan_in = root_fan_in;
+  agg.to_root_label = label(labels.ToRoot(a.node));
+  for (size_t i = 0; i < a.members.size(); ++i) {
+    const int rank = a.members[i];
+    const topology::Path result = planner::ReversePath(plan.workers[rank].up);
+    agg.members.push_back({static_cast<uint16_t>(rank), static_cast<uint8_t>(i),
+                           Toward(topo, result, 0, plan.job.workers[rank]),
+                           label(labels.result[rank])});
+  }
+  return agg;
+}
+
+}  // namespace
+
 absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topology& topo,
                                                                       const planner::Plan& plan,
                                                                       const JobParams& job) {
@@ -46,40 +117,21 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
         absl::StrFormat("job %d: %d distinct paths from label_base %d; path labels are 16 bits",
                         job.job_id, labels.paths.size(), job.label_base));
   }
-  auto label = [&](uint16_t plan_label) {
-    return static_cast<uint16_t>(job.label_base + plan_label);
-  };
   std::map<NodeId, sw::SwitchConfig> configs;
   topology::Router router(topo);
   const std::vector<NodeId> hosts = topo.Hosts();
   for (NodeId s : topo.Switches()) {
-    const topology::Node& n = topo.node(s);
-    sw::SwitchConfig& c = configs[s];
-    c.name = n.name;
-    c.node_id = static_cast<uint16_t>(s);
-    c.ip = NodeIp(s);
-    c.mac = NodeMac(s);
-    c.num_ports = static_cast<uint16_t>(topo.neighbors(s).size());
-    c.slot_memory = static_cast<uint32_t>(n.slots);
-    const auto adjacent = topo.neighbors(s);
-    for (size_t p = 0; p < adjacent.size(); ++p) {
-      if (!topo.node(adjacent[p].node).is_switch()) {
-        c.hosts[static_cast<uint16_t>(p)] = NodeIp(adjacent[p].node);
-      }
-    }
-    for (NodeId h : hosts) {
-      auto path = router.ShortestPath(s, h);
-      if (!path.ok()) return path.status();
-      c.ip_routes[NodeIp(h)] = Toward(topo, *path, 0, h);
-    }
-    c.jobs[job.job_id] = sw::JobEntry{job.job_id, job.token, std::nullopt};
+    auto c = BaseConfig(topo, s, router, hosts, job);
+    if (!c.ok()) return c.status();
+    configs[s] = *std::move(c);
   }
+  // Label routes: every switch on a labelled path forwards it one hop on.
   for (size_t l = 0; l < labels.paths.size(); ++l) {
     const topology::Path& path = labels.paths[l];
     for (size_t i = 0; i + 1 < path.nodes.size(); ++i) {
       const NodeId at = path.nodes[i];
       if (!topo.node(at).is_switch()) continue;
-      configs[at].label_routes[label(static_cast<uint16_t>(l + 1))] =
+      configs[at].label_routes[static_cast<uint16_t>(job.label_base + l + 1)] =
           Toward(topo, path, i, path.nodes.back());
     }
   }
@@ -90,33 +142,9 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
                     [&](const auto& w) { return w.aggregator == plan.job.root; }));
   for (const planner::Aggregator& a : aggregators) {
     sw::SwitchConfig& c = configs[a.node];
-    const std::string where = absl::StrFormat("job %d, switch \"%s\"", job.job_id, c.name);
-    if (a.members.size() > static_cast<size_t>(sw::kMaxMembers)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %d members; the switch takes at most %d", where, a.members.size(), sw::kMaxMembers));
-    }
-    if (job.slot_base + job.slots > c.slot_memory) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: a pool of %d slots at %d does not fit its %d slots", where,
-                          job.slots, job.slot_base, c.slot_memory));
-    }
-    sw::JobEntry::Aggregate agg;
-    agg.fan_in = static_cast<uint16_t>(a.members.size());
-    agg.elements = job.elements;
-    agg.slot_base = job.slot_base;
-    agg.slots = job.slots;
-    agg.root = Toward(topo, *a.to_root, 0, plan.job.root);
-    agg.root_node = static_cast<uint16_t>(plan.job.root);
-    agg.root_fan_in = root_fan_in;
-    agg.to_root_label = label(labels.ToRoot(a.node));
-    for (size_t i = 0; i < a.members.size(); ++i) {
-      const int rank = a.members[i];
-      const topology::Path result = planner::ReversePath(plan.workers[rank].up);
-      agg.members.push_back({static_cast<uint16_t>(rank), static_cast<uint8_t>(i),
-                             Toward(topo, result, 0, plan.job.workers[rank]),
-                             label(labels.result[rank])});
-    }
-    c.jobs[job.job_id].aggregate = std::move(agg);
+    auto agg = AggregateEntry(topo, plan, labels, a, job, c, root_fan_in);
+    if (!agg.ok()) return agg.status();
+    c.jobs[job.job_id].aggregate = *std::move(agg);
   }
   for (const auto& [node, c] : configs) {
     if (absl::Status s = sw::ValidateConfig(c); !s.ok()) return s;

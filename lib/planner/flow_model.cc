@@ -6,11 +6,30 @@
 
 namespace grid::planner::internal {
 
+// Progressive filling: every unfrozen flow grows at the same rate until a
+// worker reaches its cap or a resource fills; the flows through it freeze
+// there, and the rest go on.
 const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
   const size_t workers = m.worker_cap.size();
-  const size_t groups = m.group_res.size();
   rate_.assign(workers, 0);
   frozen_.assign(workers, 0);
+  IndexMembers(m);
+  IndexResources(m);
+  size_t unfrozen = workers;
+  double level = 0;
+  while (unfrozen > 0) {
+    level = std::max(level, NextLevel(m, level));
+    to_freeze_.clear();
+    FreezeSaturated(m, level);
+    unfrozen -= Settle(m, level);
+  }
+  for (int r : used_) compact_[r] = -1;
+  return rate_;
+}
+
+void MaxMinSolver::IndexMembers(const FlowModel& m) {
+  const size_t workers = m.worker_cap.size();
+  const size_t groups = m.group_res.size();
   active_.assign(groups, 0);
   for (size_t w = 0; w < workers; ++w) {
     if (m.worker_group[w] >= 0) ++active_[m.worker_group[w]];
@@ -26,9 +45,14 @@ const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
   for (size_t w = 0; w < workers; ++w) {
     if (m.worker_group[w] >= 0) member_[fill_[m.worker_group[w]]++] = static_cast<int>(w);
   }
-  // Only resources something uses take part. Each keeps the load of frozen
-  // flows (fixed) and the number of flows still growing (slope), updated as
-  // flows freeze, and its users (workers, then groups) as CSR.
+}
+
+// Only resources something uses take part. Each keeps the load of frozen
+// flows (fixed) and the number of flows still growing (slope), updated as
+// flows freeze, and its users (workers, then groups) as CSR.
+void MaxMinSolver::IndexResources(const FlowModel& m) {
+  const size_t workers = m.worker_cap.size();
+  const size_t groups = m.group_res.size();
   if (compact_.size() < m.capacity.size()) compact_.resize(m.capacity.size(), -1);
   used_.clear();
   auto touch = [&](int r) {
@@ -36,7 +60,6 @@ const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
       compact_[r] = static_cast<int>(used_.size());
       used_.push_back(r);
     }
-    return compact_[r];
   };
   for (size_t w = 0; w < workers; ++w) {
     for (int r : m.worker_res[w]) touch(r);
@@ -70,63 +93,61 @@ const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
     if (active_[g] == 0) continue;
     for (int r : m.group_res[g]) user_[fill_[compact_[r]]++] = -static_cast<int>(g) - 1;
   }
+}
 
-  size_t unfrozen = workers;
-  double level = 0;
-  auto freeze = [&](int w) {
-    if (frozen_[w]) return;
-    frozen_[w] = 1;
-    to_freeze_.push_back(w);
-  };
-  while (unfrozen > 0) {
-    double next = std::numeric_limits<double>::infinity();
-    for (size_t w = 0; w < workers; ++w) {
-      if (!frozen_[w]) next = std::min(next, m.worker_cap[w]);
+// The level where the next worker reaches its cap or the next resource fills.
+double MaxMinSolver::NextLevel(const FlowModel& m, double level) const {
+  double next = std::numeric_limits<double>::infinity();
+  for (size_t w = 0; w < m.worker_cap.size(); ++w) {
+    if (!frozen_[w]) next = std::min(next, m.worker_cap[w]);
+  }
+  for (size_t c = 0; c < used_.size(); ++c) {
+    if (slope_[c] > 0) next = std::min(next, (m.capacity[used_[c]] - fixed_[c]) / slope_[c]);
+  }
+  return std::max(level, next);
+}
+
+void MaxMinSolver::FreezeSaturated(const FlowModel& m, double level) {
+  for (size_t w = 0; w < m.worker_cap.size(); ++w) {
+    if (!frozen_[w] && m.worker_cap[w] <= level + 1e-9 * std::max(1.0, level)) {
+      Freeze(static_cast<int>(w));
     }
-    for (size_t c = 0; c < resources; ++c) {
-      if (slope_[c] > 0) next = std::min(next, (m.capacity[used_[c]] - fixed_[c]) / slope_[c]);
+  }
+  for (size_t c = 0; c < used_.size(); ++c) {
+    const double cap = m.capacity[used_[c]];
+    if (slope_[c] <= 0 || fixed_[c] + slope_[c] * level < cap - 1e-9 * std::max(1.0, cap)) {
+      continue;
     }
-    level = std::max(level, next);
-    to_freeze_.clear();
-    for (size_t w = 0; w < workers; ++w) {
-      if (!frozen_[w] && m.worker_cap[w] <= level + 1e-9 * std::max(1.0, level)) {
-        freeze(static_cast<int>(w));
-      }
-    }
-    for (size_t c = 0; c < resources; ++c) {
-      const double cap = m.capacity[used_[c]];
-      if (slope_[c] <= 0 || fixed_[c] + slope_[c] * level < cap - 1e-9 * std::max(1.0, cap))
-        continue;
-      for (int u = user_start_[c]; u < user_start_[c + 1]; ++u) {
-        const int who = user_[u];
-        if (who >= 0) {
-          freeze(who);
-        } else {
-          const int g = -who - 1;
-          for (int i = member_start_[g]; i < member_start_[g + 1]; ++i) freeze(member_[i]);
-        }
-      }
-    }
-    // Frozen flows stop adding slope and start adding load.
-    for (int w : to_freeze_) {
-      rate_[w] = std::max(0.0, level);
-      --unfrozen;
-      for (int r : m.worker_res[w]) {
-        slope_[compact_[r]] -= 1;
-        fixed_[compact_[r]] += rate_[w];
-      }
-      const int g = m.worker_group[w];
-      if (g >= 0 && --active_[g] == 0) {
-        // The group's flow stops growing at the level its last member froze.
-        for (int r : m.group_res[g]) {
-          slope_[compact_[r]] -= 1;
-          fixed_[compact_[r]] += rate_[w];
-        }
+    for (int u = user_start_[c]; u < user_start_[c + 1]; ++u) {
+      const int who = user_[u];
+      if (who >= 0) {
+        Freeze(who);
+      } else {
+        const int g = -who - 1;
+        for (int i = member_start_[g]; i < member_start_[g + 1]; ++i) Freeze(member_[i]);
       }
     }
   }
-  for (int r : used_) compact_[r] = -1;
-  return rate_;
+}
+
+// Frozen flows stop adding slope and start adding load. Returns how many.
+size_t MaxMinSolver::Settle(const FlowModel& m, double level) {
+  for (int w : to_freeze_) {
+    rate_[w] = std::max(0.0, level);
+    for (int r : m.worker_res[w]) {
+      slope_[compact_[r]] -= 1;
+      fixed_[compact_[r]] += rate_[w];
+    }
+    const int g = m.worker_group[w];
+    if (g >= 0 && --active_[g] == 0) {
+      // The group's flow stops growing at the level its last member froze.
+      for (int r : m.group_res[g]) {
+        slope_[compact_[r]] -= 1;
+        fixed_[compact_[r]] += rate_[w];
+      }
+    }
+  }
+  return to_freeze_.size();
 }
 
 std::vector<double> MaxMinRates(const FlowModel& model) {

@@ -42,6 +42,17 @@ class MaxMinSolver {
   const std::vector<double>& Solve(const FlowModel& model);
 
  private:
+  void IndexMembers(const FlowModel& m);    // member_start_, member_ (groups' workers)
+  void IndexResources(const FlowModel& m);  // used_, compact_, user_start_, user_, slope_
+  double NextLevel(const FlowModel& m, double level) const;
+  void FreezeSaturated(const FlowModel& m, double level);  // into to_freeze_
+  size_t Settle(const FlowModel& m, double level);         // frozen flows become load
+  void Freeze(int w) {
+    if (frozen_[w]) return;
+    frozen_[w] = 1;
+    to_freeze_.push_back(w);
+  }
+
   std::vector<double> rate_, fixed_, slope_;
   std::vector<char> frozen_;
   std::vector<int> active_, member_start_, member_, fill_, compact_, used_, user_start_, user_,

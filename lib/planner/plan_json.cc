@@ -43,6 +43,31 @@ PathLabels LabelPaths(const Plan& plan) {
   return labels;
 }
 
+namespace {
+
+// What the evaluator predicts for the plan, under `model`.
+Ordered Predicted(const Topology& topo, const Evaluation& e, Model model) {
+  Ordered p;
+  p["model"] = ModelName(model);
+  p["min_rate_gbps"] = Clean(e.min_gbps);
+  p["mean_rate_gbps"] = Clean(e.mean_gbps);
+  p["switch_aggregation_gbps"] = Clean(e.switch_aggregation_gbps);
+  p["ps_ingress_gbps"] = Clean(e.ps_ingress_gbps);
+  Ordered rates = Ordered::array();
+  for (double v : e.worker_gbps) rates.push_back(Clean(v));
+  p["worker_rates_gbps"] = rates;
+  Ordered loads = Ordered::array();
+  for (const auto& [node, load] : e.switch_load_gbps) {
+    loads.push_back({{"node", topo.node(node).name},
+                     {"load_gbps", Clean(load)},
+                     {"capacity_gbps", topo.node(node).capacity_gbps}});
+  }
+  p["switch_loads"] = loads;
+  return p;
+}
+
+}  // namespace
+
 std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation* evaluation,
                        Model model) {
   const PathLabels labels = LabelPaths(plan);
@@ -97,25 +122,7 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
     paths.push_back({{"label", i + 1}, {"nodes", nodes}});
   }
   doc["paths"] = paths;
-  if (evaluation != nullptr) {
-    Ordered p;
-    p["model"] = ModelName(model);
-    p["min_rate_gbps"] = Clean(evaluation->min_gbps);
-    p["mean_rate_gbps"] = Clean(evaluation->mean_gbps);
-    p["switch_aggregation_gbps"] = Clean(evaluation->switch_aggregation_gbps);
-    p["ps_ingress_gbps"] = Clean(evaluation->ps_ingress_gbps);
-    Ordered rates = Ordered::array();
-    for (double v : evaluation->worker_gbps) rates.push_back(Clean(v));
-    p["worker_rates_gbps"] = rates;
-    Ordered loads = Ordered::array();
-    for (const auto& [node, load] : evaluation->switch_load_gbps) {
-      loads.push_back({{"node", topo.node(node).name},
-                       {"load_gbps", Clean(load)},
-                       {"capacity_gbps", topo.node(node).capacity_gbps}});
-    }
-    p["switch_loads"] = loads;
-    doc["predicted"] = p;
-  }
+  if (evaluation != nullptr) doc["predicted"] = Predicted(topo, *evaluation, model);
   const PlanDiagnostics& d = plan.diagnostics;
   doc["diagnostics"] = {{"lambda_lp", Clean(d.lambda_lp)},
                         {"lambda_rounded", Clean(d.lambda_rounded)},
@@ -193,39 +200,36 @@ absl::StatusOr<Plan> ParsePlanJson(const Topology& topo, std::string_view text) 
 
 namespace {
 
-absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
-  if (!doc.is_object()) return Error("", "must be a JSON object");
-  if (!doc.contains("format") || doc["format"] != "grid-plan/1") {
-    return Error("format", "must be \"grid-plan/1\"");
-  }
-  Plan plan;
-  if (doc.contains("planner")) {
-    if (!doc["planner"].is_string()) return Error("planner", "must be a string");
-    plan.planner = doc["planner"].get<std::string>();
-  }
+absl::StatusOr<JobSpec> ParseJobSpec(const Topology& topo, const Json& doc) {
   if (!doc.contains("job") || !doc["job"].is_object()) return Error("job", "is required");
   const Json& job = doc["job"];
+  JobSpec spec;
   auto root = NodeNamed(topo, job.contains("root") ? job["root"] : Json(), "job.root");
   if (!root.ok()) return root.status();
-  plan.job.root = *root;
-  if (!job.contains("workers") || !job["workers"].is_array())
+  spec.root = *root;
+  if (!job.contains("workers") || !job["workers"].is_array()) {
     return Error("job.workers", "is required");
+  }
   for (size_t i = 0; i < job["workers"].size(); ++i) {
     auto h = NodeNamed(topo, job["workers"][i], absl::StrFormat("job.workers[%d]", i));
     if (!h.ok()) return h.status();
-    plan.job.workers.push_back(*h);
+    spec.workers.push_back(*h);
   }
   auto worker_gbps = Number(job, "worker_gbps", "job", 0);
   if (!worker_gbps.ok()) return worker_gbps.status();
-  plan.job.worker_gbps = *worker_gbps;
+  spec.worker_gbps = *worker_gbps;
   auto ps_gbps = Number(job, "ps_ingress_gbps", "job", 0);
   if (!ps_gbps.ok()) return ps_gbps.status();
-  plan.job.ps_ingress_gbps = *ps_gbps;
+  spec.ps_ingress_gbps = *ps_gbps;
   if (job.contains("seed")) {
     if (!job["seed"].is_number_unsigned()) return Error("job.seed", "must be a whole number >= 0");
-    plan.job.seed = job["seed"].get<uint64_t>();
+    spec.seed = job["seed"].get<uint64_t>();
   }
+  return spec;
+}
 
+// The labelled paths, by label.
+absl::StatusOr<std::map<int, Path>> ParsePaths(const Topology& topo, const Json& doc) {
   std::map<int, Path> paths;
   if (!doc.contains("paths") || !doc["paths"].is_array()) return Error("paths", "is required");
   for (size_t i = 0; i < doc["paths"].size(); ++i) {
@@ -251,17 +255,26 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     if (!path.ok()) return path.status();
     paths[*label] = *std::move(path);
   }
-  auto path_label = [&](const Json& obj, const char* key,
-                        const std::string& where) -> absl::StatusOr<Path> {
-    auto label = Int(obj, key, where);
-    if (!label.ok()) return label.status();
-    auto it = paths.find(*label);
-    if (it == paths.end())
-      return Error(where + "." + key, absl::StrFormat("unknown path label %d", *label));
-    return it->second;
-  };
-  if (!doc.contains("workers") || !doc["workers"].is_array())
+  return paths;
+}
+
+absl::StatusOr<Path> PathLabelled(const std::map<int, Path>& paths, const Json& obj,
+                                  const char* key, const std::string& where) {
+  auto label = Int(obj, key, where);
+  if (!label.ok()) return label.status();
+  auto it = paths.find(*label);
+  if (it == paths.end()) {
+    return Error(where + "." + key, absl::StrFormat("unknown path label %d", *label));
+  }
+  return it->second;
+}
+
+// Each rank's aggregator and uplink.
+absl::Status ParseWorkerRoutes(const Topology& topo, const Json& doc,
+                               const std::map<int, Path>& paths, Plan& plan) {
+  if (!doc.contains("workers") || !doc["workers"].is_array()) {
     return Error("workers", "is required");
+  }
   const Json& workers = doc["workers"];
   if (workers.size() != plan.job.workers.size()) {
     return Error("workers", absl::StrFormat("has %d entries for %d ranks", workers.size(),
@@ -272,17 +285,24 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     const std::string where = absl::StrFormat("workers[%d]", i);
     auto rank = Int(workers[i], "rank", where);
     if (!rank.ok()) return rank.status();
-    if (*rank != static_cast<int>(i))
+    if (*rank != static_cast<int>(i)) {
       return Error(where + ".rank", "ranks must be listed in order");
+    }
     if (!workers[i].is_object()) return Error(where, "must be an object");
     auto agg =
         NodeNamed(topo, workers[i].contains("aggregator") ? workers[i]["aggregator"] : Json(),
                   where + ".aggregator");
     if (!agg.ok()) return agg.status();
-    auto up = path_label(workers[i], "path", where);
+    auto up = PathLabelled(paths, workers[i], "path", where);
     if (!up.ok()) return up.status();
     plan.workers[i] = {*agg, *std::move(up)};
   }
+  return absl::OkStatus();
+}
+
+// Each aggregating switch's path to the root.
+absl::Status ParseAggregators(const Topology& topo, const Json& doc,
+                              const std::map<int, Path>& paths, Plan& plan) {
   if (!doc.contains("aggregators") || !doc["aggregators"].is_array()) {
     return Error("aggregators", "is required");
   }
@@ -292,10 +312,30 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     if (!a.is_object()) return Error(where, "must be an object");
     auto node = NodeNamed(topo, a.contains("node") ? a["node"] : Json(), where + ".node");
     if (!node.ok()) return node.status();
-    auto to_root = path_label(a, "path_to_root", where);
+    auto to_root = PathLabelled(paths, a, "path_to_root", where);
     if (!to_root.ok()) return to_root.status();
     plan.to_root[*node] = *std::move(to_root);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
+  if (!doc.is_object()) return Error("", "must be a JSON object");
+  if (!doc.contains("format") || doc["format"] != "grid-plan/1") {
+    return Error("format", "must be \"grid-plan/1\"");
+  }
+  Plan plan;
+  if (doc.contains("planner")) {
+    if (!doc["planner"].is_string()) return Error("planner", "must be a string");
+    plan.planner = doc["planner"].get<std::string>();
+  }
+  auto job = ParseJobSpec(topo, doc);
+  if (!job.ok()) return job.status();
+  plan.job = *std::move(job);
+  auto paths = ParsePaths(topo, doc);
+  if (!paths.ok()) return paths.status();
+  if (absl::Status s = ParseWorkerRoutes(topo, doc, *paths, plan); !s.ok()) return s;
+  if (absl::Status s = ParseAggregators(topo, doc, *paths, plan); !s.ok()) return s;
   if (absl::Status s = ValidatePlan(topo, plan); !s.ok()) return s;
   return plan;
 }

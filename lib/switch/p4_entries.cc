@@ -10,106 +10,130 @@
 
 namespace grid::sw {
 
+namespace {
+
+using Ordered = nlohmann::ordered_json;
+
+Ordered Entry(const char* table, Ordered match, const char* action, Ordered params) {
+  Ordered e;
+  e["table"] = table;
+  e["match"] = std::move(match);
+  e["action"] = action;
+  e["params"] = std::move(params);
+  return e;
+}
+
+// What the P4 targets cannot hold: errors name the switch and the job.
+absl::Status CheckP4Limits(const SwitchConfig& c, uint16_t id, const JobEntry::Aggregate& a) {
+  if (id == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "switch \"%s\" job 0: the P4 targets multicast a job's results to group = job id, "
+        "and group 0 means none; use job ids from 1",
+        c.name));
+  }
+  if (a.elements != wire::kDefaultElements) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "switch \"%s\" job %d: the P4 targets aggregate %d elements per packet, not %d", c.name, id,
+        wire::kDefaultElements, a.elements));
+  }
+  if (a.members.size() > static_cast<size_t>(kP4MaxMembers)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "switch \"%s\" job %d: %d members; the P4 targets take at most %d (a 32-bit bitmap)",
+        c.name, id, a.members.size(), kP4MaxMembers));
+  }
+  if (uint64_t{a.slot_base} + a.slots > static_cast<uint64_t>(kP4MaxSlots)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("switch \"%s\" job %d: slots [%d, %d); the P4 targets have %d", c.name, id,
+                        a.slot_base, uint64_t{a.slot_base} + a.slots, kP4MaxSlots));
+  }
+  for (const Member& m : a.members) {
+    if (m.bit >= kP4MaxMembers) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "switch \"%s\" job %d member rank %d: bit %d; the P4 targets use bits 0-%d", c.name, id,
+          m.rank, m.bit, kP4MaxMembers - 1));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void AddRoutes(const SwitchConfig& c, Ordered& entries) {
+  for (const auto& [label, e] : c.label_routes) {
+    entries.push_back(Entry("GridIngress.label_route", {{"hdr.grid.path", label}}, "set_nhop",
+                            {{"port", e.port}, {"mac", wire::MacToString(e.mac)}}));
+  }
+  for (const auto& [ip, e] : c.ip_routes) {
+    entries.push_back(Entry("GridIngress.ip_route", {{"hdr.ipv4.dst", wire::IpToString(ip)}},
+                            "set_nhop", {{"port", e.port}, {"mac", wire::MacToString(e.mac)}}));
+  }
+  for (const auto& [port, ip] : c.hosts) {
+    entries.push_back(Entry("GridIngress.edge", {{"standard_metadata.ingress_port", port}},
+                            "set_edge", {{"ip", wire::IpToString(ip)}}));
+  }
+}
+
+// An aggregating job: its job entry, a member and a replica entry per member,
+// and its multicast group (group = job id, one replica per member).
+void AddAggregate(uint16_t id, const JobEntry& job, Ordered& entries, Ordered& groups) {
+  const JobEntry::Aggregate& a = *job.aggregate;
+  entries.push_back(Entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_aggregate",
+                          {{"token", job.token},
+                           {"fan_in", a.fan_in},
+                           {"slot_base", a.slot_base},
+                           {"slots", a.slots},
+                           {"root_port", a.root.port},
+                           {"root_ip", wire::IpToString(a.root.ip)},
+                           {"root_mac", wire::MacToString(a.root.mac)},
+                           {"root_node", a.root_node},
+                           {"root_fan_in", a.root_fan_in},
+                           {"to_root_label", a.to_root_label},
+                           {"mcast_group", id}}));
+  Ordered replicas = Ordered::array();
+  for (const Member& m : a.members) {
+    entries.push_back(Entry("GridIngress.member",
+                            {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}}, "set_member",
+                            {{"bit_index", m.bit},
+                             {"port", m.to.port},
+                             {"ip", wire::IpToString(m.to.ip)},
+                             {"mac", wire::MacToString(m.to.mac)},
+                             {"label", m.result_label}}));
+    entries.push_back(Entry("GridEgress.replica",
+                            {{"hdr.grid.job_id", id}, {"standard_metadata.egress_rid", m.bit}},
+                            "set_replica",
+                            {{"rank", m.rank},
+                             {"ip", wire::IpToString(m.to.ip)},
+                             {"mac", wire::MacToString(m.to.mac)},
+                             {"label", m.result_label}}));
+    replicas.push_back({{"port", m.to.port}, {"rid", m.bit}});
+  }
+  groups.push_back({{"group", id}, {"replicas", replicas}});
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
   if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
-  using Ordered = nlohmann::ordered_json;
-  auto entry = [](const char* table, Ordered match, const char* action, Ordered params) {
-    Ordered e;
-    e["table"] = table;
-    e["match"] = std::move(match);
-    e["action"] = action;
-    e["params"] = std::move(params);
-    return e;
-  };
   Ordered doc;
   doc["format"] = "grid-p4-entries/1";
   doc["switch"] = c.name;
   doc["default_actions"] = Ordered::array(
-      {entry(
+      {Entry(
            "GridIngress.identity", Ordered::object(), "set_identity",
            {{"id", c.node_id}, {"ip", wire::IpToString(c.ip)}, {"mac", wire::MacToString(c.mac)}}),
-       entry("GridEgress.egress_identity", Ordered::object(), "set_egress_identity",
+       Entry("GridEgress.egress_identity", Ordered::object(), "set_egress_identity",
              {{"ip", wire::IpToString(c.ip)},
               {"mac", wire::MacToString(c.mac)},
               {"threshold", c.congestion_threshold}})});
   Ordered entries = Ordered::array();
-  for (const auto& [label, e] : c.label_routes) {
-    entries.push_back(entry("GridIngress.label_route", {{"hdr.grid.path", label}}, "set_nhop",
-                            {{"port", e.port}, {"mac", wire::MacToString(e.mac)}}));
-  }
-  for (const auto& [ip, e] : c.ip_routes) {
-    entries.push_back(entry("GridIngress.ip_route", {{"hdr.ipv4.dst", wire::IpToString(ip)}},
-                            "set_nhop", {{"port", e.port}, {"mac", wire::MacToString(e.mac)}}));
-  }
-  for (const auto& [port, ip] : c.hosts) {
-    entries.push_back(entry("GridIngress.edge", {{"standard_metadata.ingress_port", port}},
-                            "set_edge", {{"ip", wire::IpToString(ip)}}));
-  }
+  AddRoutes(c, entries);
   Ordered groups = Ordered::array();
   for (const auto& [id, job] : c.jobs) {
     if (!job.aggregate) {
       entries.push_back(
-          entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_only", {{"token", job.token}}));
+          Entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_only", {{"token", job.token}}));
       continue;
     }
-    const JobEntry::Aggregate& a = *job.aggregate;
-    if (id == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "switch \"%s\" job 0: the P4 targets multicast a job's results to group = job id, "
-          "and group 0 means none; use job ids from 1",
-          c.name));
-    }
-    if (a.elements != wire::kDefaultElements) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "switch \"%s\" job %d: the P4 targets aggregate %d elements per packet, not %d", c.name,
-          id, wire::kDefaultElements, a.elements));
-    }
-    if (a.members.size() > static_cast<size_t>(kP4MaxMembers)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "switch \"%s\" job %d: %d members; the P4 targets take at most %d (a 32-bit bitmap)",
-          c.name, id, a.members.size(), kP4MaxMembers));
-    }
-    if (uint64_t{a.slot_base} + a.slots > static_cast<uint64_t>(kP4MaxSlots)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("switch \"%s\" job %d: slots [%d, %d); the P4 targets have %d", c.name,
-                          id, a.slot_base, uint64_t{a.slot_base} + a.slots, kP4MaxSlots));
-    }
-    entries.push_back(entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_aggregate",
-                            {{"token", job.token},
-                             {"fan_in", a.fan_in},
-                             {"slot_base", a.slot_base},
-                             {"slots", a.slots},
-                             {"root_port", a.root.port},
-                             {"root_ip", wire::IpToString(a.root.ip)},
-                             {"root_mac", wire::MacToString(a.root.mac)},
-                             {"root_node", a.root_node},
-                             {"root_fan_in", a.root_fan_in},
-                             {"to_root_label", a.to_root_label},
-                             {"mcast_group", id}}));
-    Ordered replicas = Ordered::array();
-    for (const Member& m : a.members) {
-      if (m.bit >= kP4MaxMembers) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "switch \"%s\" job %d member rank %d: bit %d; the P4 targets use bits 0-%d", c.name, id,
-            m.rank, m.bit, kP4MaxMembers - 1));
-      }
-      entries.push_back(entry("GridIngress.member",
-                              {{"hdr.grid.job_id", id}, {"hdr.grid.rank", m.rank}}, "set_member",
-                              {{"bit_index", m.bit},
-                               {"port", m.to.port},
-                               {"ip", wire::IpToString(m.to.ip)},
-                               {"mac", wire::MacToString(m.to.mac)},
-                               {"label", m.result_label}}));
-      entries.push_back(entry("GridEgress.replica",
-                              {{"hdr.grid.job_id", id}, {"standard_metadata.egress_rid", m.bit}},
-                              "set_replica",
-                              {{"rank", m.rank},
-                               {"ip", wire::IpToString(m.to.ip)},
-                               {"mac", wire::MacToString(m.to.mac)},
-                               {"label", m.result_label}}));
-      replicas.push_back({{"port", m.to.port}, {"rid", m.bit}});
-    }
-    groups.push_back({{"group", id}, {"replicas", replicas}});
+    if (absl::Status s = CheckP4Limits(c, id, *job.aggregate); !s.ok()) return s;
+    AddAggregate(id, job, entries, groups);
   }
   doc["table_entries"] = entries;
   doc["multicast_groups"] = groups;
@@ -147,7 +171,6 @@ absl::StatusOr<std::string> CliValues(const nlohmann::ordered_json& object,
 }  // namespace
 
 absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_json) {
-  using Ordered = nlohmann::ordered_json;
   auto parsed = util::ParseJson<Ordered>(entries_json, "P4 entries");
   if (!parsed.ok()) return parsed.status();
   const Ordered doc = *std::move(parsed);

@@ -8,132 +8,37 @@
 #include "aggregation/copy.h"
 #include "grid/numerics.h"
 #include "grid/switch.h"
+#include "switch/frame_fields.h"
 
 namespace grid::sw {
 namespace {
+
+using frame_fields::kDstIpOffset;
+using frame_fields::kEtherTypeOffset;
+using frame_fields::kFlagsOffset;
+using frame_fields::kFreshTtl;
+using frame_fields::kPathOffset;
+using frame_fields::kProtocolOffset;
+using frame_fields::kRankOffset;
+using frame_fields::kTtlOffset;
+using frame_fields::kUdpChecksumOffset;
+using frame_fields::kUdpDstPortOffset;
+using frame_fields::kVersionIhl;
+using frame_fields::kVersionIhlOffset;
+using frame_fields::Load16;
+using frame_fields::LoadIpv4;
+using frame_fields::RewriteMacs;
+using frame_fields::Store16;
+using frame_fields::StoreIpv4;
 
 using wire::FrameView;
 using wire::Header;
 using wire::MessageType;
 
-constexpr size_t kEtherTypeOffset = offsetof(wire::EthernetHeader, ether_type);
-constexpr size_t kVersionIhlOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, version_ihl);
-constexpr size_t kProtocolOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, protocol);
-constexpr size_t kTtlOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, ttl);
-constexpr size_t kDstIpOffset = wire::kIpv4Offset + offsetof(wire::Ipv4Header, dst);
-constexpr size_t kUdpDstPortOffset = wire::kUdpOffset + offsetof(wire::UdpHeader, dst_port);
-constexpr size_t kUdpChecksumOffset = wire::kUdpOffset + offsetof(wire::UdpHeader, checksum);
-constexpr size_t kFlagsOffset = wire::kGridOffset + offsetof(wire::WireHeader, flags);
-constexpr size_t kRankOffset = wire::kGridOffset + offsetof(wire::WireHeader, rank);
-constexpr size_t kPathOffset = wire::kGridOffset + offsetof(wire::WireHeader, path);
-
-// The TTL of the packets a switch makes (partials, replicas, signals).
-constexpr uint8_t kFreshTtl = wire::FrameAddress{}.ttl;
-// An IPv4 header without options: version 4, ihl 5.
-constexpr uint8_t kVersionIhl = 0x45;
-
-uint16_t Load16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return wire::NetToHost16(v);
-}
-
-void Store16(uint8_t* p, uint16_t v) {
-  v = wire::HostToNet16(v);
-  std::memcpy(p, &v, 2);
-}
-
-wire::Ipv4Header LoadIpv4(const uint8_t* frame) {
-  wire::Ipv4Header ip;
-  std::memcpy(&ip, frame + wire::kIpv4Offset, sizeof(ip));
-  return ip;
-}
-
-// Writes `ip` back with its checksum recomputed, as every router does after
-// rewriting a field (and as the P4 programs' deparsers do).
-void StoreIpv4(uint8_t* frame, wire::Ipv4Header ip) {
-  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
-  std::memcpy(frame + wire::kIpv4Offset, &ip, sizeof(ip));
-}
-
-void RewriteMacs(uint8_t* frame, const wire::MacAddress& dst, const wire::MacAddress& src) {
-  std::memcpy(frame + offsetof(wire::EthernetHeader, dst), dst.data(), dst.size());
-  std::memcpy(frame + offsetof(wire::EthernetHeader, src), src.data(), src.size());
-}
-
 int Reason(Drop d) { return static_cast<int>(d); }
 int Reason(wire::WireError e) { return static_cast<int>(e); }
 
 }  // namespace
-
-const char* DropName(int reason) {
-  if (reason >= 0 && reason < wire::kNumWireErrors) {
-    return wire::WireErrorName(static_cast<wire::WireError>(reason));
-  }
-  switch (static_cast<Drop>(reason)) {
-    case Drop::kUnknownJob:
-      return "unknown_job";
-    case Drop::kBadToken:
-      return "bad_token";
-    case Drop::kNotMember:
-      return "not_member";
-    case Drop::kBadSlot:
-      return "bad_slot";
-    case Drop::kBadFanIn:
-      return "bad_fan_in";
-    case Drop::kBadLength:
-      return "bad_length";
-    case Drop::kCollision:
-      return "collision";
-    case Drop::kDuplicate:
-      return "duplicate";
-    case Drop::kNoRoute:
-      return "no_route";
-    case Drop::kNotForUs:
-      return "not_for_us";
-    case Drop::kStale:
-      return "stale";
-    case Drop::kTtlExpired:
-      return "ttl_expired";
-    case Drop::kBadIngress:
-      return "bad_ingress";
-    case Drop::kBadSource:
-      return "bad_source";
-    case Drop::kEnd:
-      break;
-  }
-  return "unknown";
-}
-
-uint64_t Counters::total_drops() const {
-  uint64_t n = 0;
-  for (uint64_t d : drops) n += d;
-  return n;
-}
-
-void Counters::Add(const Counters& o) {
-  for (int i = 0; i < kNumDrops; ++i) drops[i] += o.drops[i];
-  forwarded += o.forwarded;
-  other_forwarded += o.other_forwarded;
-  for (const auto& [id, j] : o.jobs) {
-    JobCounters& m = jobs[id];
-    m.data += j.data;
-    m.partials += j.partials;
-    m.partials_resent += j.partials_resent;
-    m.results += j.results;
-    m.replicas += j.replicas;
-    m.collisions += j.collisions;
-    m.duplicates += j.duplicates;
-    m.overflows += j.overflows;
-  }
-  if (ports.size() < o.ports.size()) ports.resize(o.ports.size());
-  for (size_t p = 0; p < o.ports.size(); ++p) {
-    ports[p].rx_packets += o.ports[p].rx_packets;
-    ports[p].rx_bytes += o.ports[p].rx_bytes;
-    ports[p].tx_packets += o.ports[p].tx_packets;
-    ports[p].tx_bytes += o.ports[p].tx_bytes;
-  }
-}
 
 struct Pipeline::JobState {
   static constexpr size_t kBitmapWords = kMaxMembers / 64;

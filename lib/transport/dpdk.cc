@@ -135,45 +135,93 @@ absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
-  const std::string_view args = spec.substr(spec.find(':') + 1);
+namespace {
+
+// "dpdk:EAL ARGUMENTS [-- port=N queues=N loss=P dup=P reorder=P seed=N]".
+struct DpdkSpec {
   std::vector<std::string> eal = {"grid"};
-  uint16_t port = 0, queues = 1;
+  uint16_t port = 0;
+  uint16_t queues = 1;
   LinkFaults faults;
+};
+
+absl::StatusOr<DpdkSpec> ParseDpdkSpec(std::string_view spec) {
+  const std::string_view args = spec.substr(spec.find(':') + 1);
+  DpdkSpec out;
   bool options = false;
   for (absl::string_view a :
        absl::StrSplit(absl::string_view(args.data(), args.size()), ' ', absl::SkipEmpty())) {
     if (a == "--") {
       options = true;
-    } else if (options) {
-      uint32_t p = 0;
-      const size_t eq = a.find('=');
-      const absl::string_view key = a.substr(0, eq);
-      const absl::string_view value = eq == absl::string_view::npos ? "" : a.substr(eq + 1);
-      auto fault = ParseFault(std::string_view(key.data(), key.size()),
-                              std::string_view(value.data(), value.size()), faults);
-      if (key == "port" && absl::SimpleAtoi(value, &p) && p <= 65535) {
-        port = static_cast<uint16_t>(p);
-      } else if (key == "queues" && absl::SimpleAtoi(value, &p) && p >= 1 && p <= kMaxQueues) {
-        queues = static_cast<uint16_t>(p);
-      } else if (fault.ok() && *fault) {
-        // loss=, dup=, reorder=, seed=
-      } else {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "transport \"%s\": after --: port=N, queues=N, loss=P, dup=P, reorder=P, seed=N; not "
-            "\"%s\"",
-            spec, std::string(a)));
-      }
-    } else {
-      eal.emplace_back(a);
+      continue;
+    }
+    if (!options) {
+      out.eal.emplace_back(a);
+      continue;
+    }
+    uint32_t p = 0;
+    const size_t eq = a.find('=');
+    const absl::string_view key = a.substr(0, eq);
+    const absl::string_view value = eq == absl::string_view::npos ? "" : a.substr(eq + 1);
+    auto fault = ParseFault(std::string_view(key.data(), key.size()),
+                            std::string_view(value.data(), value.size()), out.faults);
+    if (key == "port" && absl::SimpleAtoi(value, &p) && p <= 65535) {
+      out.port = static_cast<uint16_t>(p);
+    } else if (key == "queues" && absl::SimpleAtoi(value, &p) && p >= 1 && p <= kMaxQueues) {
+      out.queues = static_cast<uint16_t>(p);
+    } else if (!fault.ok() || !*fault) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "transport \"%s\": after --: port=N, queues=N, loss=P, dup=P, reorder=P, seed=N; not "
+          "\"%s\"",
+          spec, std::string(a)));
     }
   }
+  return out;
+}
+
+// The mbuf pool and the port's queue pairs, started; the error says what
+// failed.
+absl::StatusOr<rte_mempool*> StartPort(uint16_t port, uint16_t queues) {
+  constexpr uint16_t kDescriptors = 1024;
+  // Every receive queue holds its descriptors' mbufs, and sends need their own.
+  const unsigned mbufs = std::max(8191u, queues * 2u * kDescriptors + 4095u);
+  // Room for the largest GRID frame (1024 elements) in one mbuf.
+  const uint16_t room = static_cast<uint16_t>(
+      std::max<size_t>(RTE_MBUF_DEFAULT_BUF_SIZE, wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
+  rte_mempool* pool = rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, room,
+                                              static_cast<int>(rte_socket_id()));
+  if (pool == nullptr)
+    return absl::UnavailableError(std::string("mbuf pool: ") + rte_strerror(rte_errno));
+  rte_eth_conf conf{};
+  const int socket = rte_eth_dev_socket_id(port);
+  bool ok = rte_eth_dev_configure(port, queues, queues, &conf) >= 0;
+  for (uint16_t q = 0; ok && q < queues; ++q) {
+    ok = rte_eth_rx_queue_setup(port, q, kDescriptors, socket, nullptr, pool) >= 0 &&
+         rte_eth_tx_queue_setup(port, q, kDescriptors, socket, nullptr) >= 0;
+  }
+  if (!ok || rte_eth_dev_start(port) < 0) {
+    rte_mempool_free(pool);
+    return absl::UnavailableError(
+        absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
+  }
+  rte_eth_promiscuous_enable(port);
+  // Best effort: real NICs need an MTU that fits packets of more than 493
+  // elements; virtual devices ignore it.
+  (void)rte_eth_dev_set_mtu(port, static_cast<uint16_t>(wire::kMaxFrameBytes - 14));
+  return pool;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
+  auto parsed = ParseDpdkSpec(spec);
+  if (!parsed.ok()) return parsed.status();
   if (g_eal_in_use.exchange(true)) {
     return absl::FailedPreconditionError(
         absl::StrFormat("transport \"%s\": this process already has a DPDK transport", spec));
   }
   std::vector<char*> argv;
-  for (std::string& s : eal) argv.push_back(s.data());
+  for (std::string& s : parsed->eal) argv.push_back(s.data());
   if (absl::Status s =
           WaitForMemifServers(static_cast<int>(argv.size()), argv.data(), absl::Seconds(60));
       !s.ok()) {
@@ -190,41 +238,23 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
     g_eal_in_use = false;
     return absl::UnavailableError(absl::StrFormat("transport \"%s\": %s", spec, what));
   };
+  const uint16_t port = parsed->port, queues = parsed->queues;
   // rte_eal_init succeeds even when a --vdev failed: check the port exists.
   if (!rte_eth_dev_is_valid_port(port)) {
     return fail(absl::StrFormat("no DPDK port %d (%d available; check --vdev/-a)", port,
                                 rte_eth_dev_count_avail()));
   }
-  // Every receive queue holds 1024 mbufs, and sends need their own.
-  const unsigned mbufs = std::max(8191u, queues * 2048u + 4095u);
-  // Room for the largest GRID frame (1024 elements) in one mbuf.
-  const uint16_t room = static_cast<uint16_t>(
-      std::max<size_t>(RTE_MBUF_DEFAULT_BUF_SIZE, wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
-  rte_mempool* pool = rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, room,
-                                              static_cast<int>(rte_socket_id()));
-  if (pool == nullptr) return fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
-  rte_eth_conf conf{};
-  const int socket = rte_eth_dev_socket_id(port);
-  bool ok = rte_eth_dev_configure(port, queues, queues, &conf) >= 0;
-  for (uint16_t q = 0; ok && q < queues; ++q) {
-    ok = rte_eth_rx_queue_setup(port, q, 1024, socket, nullptr, pool) >= 0 &&
-         rte_eth_tx_queue_setup(port, q, 1024, socket, nullptr) >= 0;
-  }
-  if (!ok || rte_eth_dev_start(port) < 0) {
-    rte_mempool_free(pool);
-    return fail(absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
-  }
-  rte_eth_promiscuous_enable(port);
-  // Best effort: real NICs need an MTU that fits packets of more than 493
-  // elements; virtual devices ignore it.
-  (void)rte_eth_dev_set_mtu(port, static_cast<uint16_t>(wire::kMaxFrameBytes - 14));
+  auto pool = StartPort(port, queues);
+  if (!pool.ok()) return fail(std::string(pool.status().message()));
   rte_eth_dev_info info{};
   rte_eth_dev_info_get(port, &info);
   std::unique_ptr<Transport> t(
-      new DpdkTransport(port, queues, pool,
+      new DpdkTransport(port, queues, *pool,
                         absl::StrFormat("dpdk port %d (%s, %d queue pairs)", port,
                                         info.driver_name ? info.driver_name : "?", queues)));
-  if (faults.any()) t = std::make_unique<ImpairedTransport>(std::move(t), faults);
+  if (parsed->faults.any()) {
+    t = std::make_unique<ImpairedTransport>(std::move(t), parsed->faults);
+  }
   return t;
 }
 

@@ -1,0 +1,76 @@
+// The switch's counters: drop reasons by name, and sums over pipelines
+// (grid-switch adds up its lcores').
+#include "grid/switch.h"
+
+namespace grid::sw {
+
+const char* DropName(int reason) {
+  if (reason >= 0 && reason < wire::kNumWireErrors) {
+    return wire::WireErrorName(static_cast<wire::WireError>(reason));
+  }
+  switch (static_cast<Drop>(reason)) {
+    case Drop::kUnknownJob:
+      return "unknown_job";
+    case Drop::kBadToken:
+      return "bad_token";
+    case Drop::kNotMember:
+      return "not_member";
+    case Drop::kBadSlot:
+      return "bad_slot";
+    case Drop::kBadFanIn:
+      return "bad_fan_in";
+    case Drop::kBadLength:
+      return "bad_length";
+    case Drop::kCollision:
+      return "collision";
+    case Drop::kDuplicate:
+      return "duplicate";
+    case Drop::kNoRoute:
+      return "no_route";
+    case Drop::kNotForUs:
+      return "not_for_us";
+    case Drop::kStale:
+      return "stale";
+    case Drop::kTtlExpired:
+      return "ttl_expired";
+    case Drop::kBadIngress:
+      return "bad_ingress";
+    case Drop::kBadSource:
+      return "bad_source";
+    case Drop::kEnd:
+      break;
+  }
+  return "unknown";
+}
+
+uint64_t Counters::total_drops() const {
+  uint64_t n = 0;
+  for (uint64_t d : drops) n += d;
+  return n;
+}
+
+void Counters::Add(const Counters& o) {
+  for (int i = 0; i < kNumDrops; ++i) drops[i] += o.drops[i];
+  forwarded += o.forwarded;
+  other_forwarded += o.other_forwarded;
+  for (const auto& [id, j] : o.jobs) {
+    JobCounters& m = jobs[id];
+    m.data += j.data;
+    m.partials += j.partials;
+    m.partials_resent += j.partials_resent;
+    m.results += j.results;
+    m.replicas += j.replicas;
+    m.collisions += j.collisions;
+    m.duplicates += j.duplicates;
+    m.overflows += j.overflows;
+  }
+  if (ports.size() < o.ports.size()) ports.resize(o.ports.size());
+  for (size_t p = 0; p < o.ports.size(); ++p) {
+    ports[p].rx_packets += o.ports[p].rx_packets;
+    ports[p].rx_bytes += o.ports[p].rx_bytes;
+    ports[p].tx_packets += o.ports[p].tx_packets;
+    ports[p].tx_bytes += o.ports[p].tx_bytes;
+  }
+}
+
+}  // namespace grid::sw
