@@ -49,8 +49,7 @@ class Communicator::Impl {
   Impl(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
        const EngineOptions& options, std::unique_ptr<api::Health> health,
        std::unique_ptr<api::RootRunner> root, std::unique_ptr<StoreServer> server)
-      : config_(config),
-        server_(std::move(server)),
+      : server_(std::move(server)),
         root_(std::move(root)),
         health_(std::move(health)),
         progress_(config, std::move(transport), options, health_.get()) {}
@@ -63,11 +62,10 @@ class Communicator::Impl {
     return s;
   }
 
-  const control::WorkerConfig& config() const { return config_; }
+  const control::WorkerConfig& config() const { return progress_.config(); }
   api::ProgressLoop& progress() { return progress_; }
 
  private:
-  const control::WorkerConfig config_;
   std::unique_ptr<StoreServer> server_;  // rank 0 serving the TCP store
   std::unique_ptr<api::RootRunner> root_;
   std::unique_ptr<api::Health> health_;  // with a store only

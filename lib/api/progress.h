@@ -55,6 +55,7 @@ class ProgressLoop {
   // call's result (naming how many): a missed drain deadline is reported.
   absl::Status Shutdown(absl::Duration timeout);
   CommunicatorStats stats() const;
+  const control::WorkerConfig& config() const { return config_; }
 
  private:
   void Run();

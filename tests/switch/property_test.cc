@@ -73,6 +73,11 @@ class Network {
   const std::map<NodeId, Pipeline>& switches() const { return switches_; }
 
  private:
+  static transport::LinkFaults WithSeed(transport::LinkFaults f, uint64_t seed) {
+    f.seed = seed;
+    return f;
+  }
+
   struct Event {
     uint64_t at, seq;
     NodeId to;
@@ -81,11 +86,6 @@ class Network {
     bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   const testing::Job& job_;
-  static transport::LinkFaults WithSeed(transport::LinkFaults f, uint64_t seed) {
-    f.seed = seed;
-    return f;
-  }
-
   Impairment imp_;
   transport::FaultInjector faults_;
   util::Random rng_;
