@@ -37,6 +37,7 @@ Setup Make() {
   const topology::NodeId s2 = *topo.Find("S2");
   Setup s;
   s.config = control::BuildSwitchConfigs(topo, plan, params)->at(s2);
+  s.config.capacity_gbps = 0;  // no clock grants credit here: the pipeline alone
   const planner::PathLabels labels = planner::LabelPaths(plan);
   std::vector<uint8_t> payload(wire::kDefaultElements * 4, 1);
   for (int rank : {2, 3, 6}) {

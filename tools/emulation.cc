@@ -51,10 +51,23 @@ std::string DpdkFaults(const std::string& impairment, int seed) {
   return absl::StrCat(out, " seed=", seed);
 }
 
-std::string SwitchImpairment(const EmulationOptions& o) {
-  std::string s = o.impairment;
-  if (!o.link_gbps.empty()) s += (s.empty() ? "gbps=" : ",gbps=") + o.link_gbps;
-  return s;
+// The --impair and --rate-scale lines of switch `node`'s grid-switch:
+// faults on every port, and each port's rate (link_gbps, or its link's rate
+// times the scale).
+std::string SwitchShaping(const Fabric& f, const EmulationOptions& o, NodeId node) {
+  std::string lines;
+  const auto adjacent = f.topology.neighbors(node);
+  for (size_t p = 0; p < adjacent.size(); ++p) {
+    std::string s = o.impairment;
+    std::string gbps = o.link_gbps;
+    if (gbps.empty() && o.scale > 0) {
+      gbps = absl::StrFormat("%.9g", f.topology.ArcGbps(adjacent[p].arc) * o.scale);
+    }
+    if (!gbps.empty()) s += (s.empty() ? "gbps=" : ",gbps=") + gbps;
+    if (!s.empty()) absl::StrAppend(&lines, "--impair=", p, ":", s, "\n");
+  }
+  if (o.scale > 0) absl::StrAppend(&lines, absl::StrFormat("--rate-scale=%.9g\n", o.scale));
+  return lines;
 }
 
 // The switches in node order, with their index (BMv2 thrift ports).
@@ -130,7 +143,6 @@ Keys UdpEmulation(const Fabric& f, const EmulationOptions& o, int base, const st
   // for its port-th link is base + the arc out of `node`, the neighbour's is
   // base + the reverse arc.
   Keys keys;
-  const std::string switch_impair = SwitchImpairment(o);
   auto end = [&](NodeId node, size_t port) {
     const topology::ArcId arc = f.topology.neighbors(node)[port].arc;
     return std::pair{base + arc, base + topology::Topology::Reverse(arc)};
@@ -140,8 +152,8 @@ Keys UdpEmulation(const Fabric& f, const EmulationOptions& o, int base, const st
     for (size_t p = 0; p < f.topology.neighbors(node).size(); ++p) {
       const auto [own, peer] = end(node, p);
       lines += absl::StrFormat("--udp-port=%s:%d@%s:%d\n", host, own, host, peer);
-      if (!switch_impair.empty()) lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
     }
+    lines += SwitchShaping(f, o, node);
     keys.emplace_back("grid/switch-ports/" + c.name, lines);
   }
   auto link = [&](NodeId node) {
@@ -162,7 +174,6 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   // One memif socket per link, DIR/link<i>.sock. A host is always the
   // client; between switches, the lower node id serves.
   Keys keys;
-  const std::string switch_impair = SwitchImpairment(o);
   auto vdev = [&](NodeId node, size_t port, int index) {
     const topology::Adjacent& adj = f.topology.neighbors(node)[port];
     const bool serves = f.topology.node(node).is_switch() &&
@@ -181,9 +192,7 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
       lines += vdev(node, p, static_cast<int>(p)) + "\n";
     }
     lines += "--\n";
-    for (size_t p = 0; !switch_impair.empty() && p < f.topology.neighbors(node).size(); ++p) {
-      lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
-    }
+    lines += SwitchShaping(f, o, node);
     keys.emplace_back("grid/switch-ports/" + c.name, lines);
   }
   HostTransports(f, keys, [&](NodeId node, const std::string& prefix) {
@@ -233,7 +242,6 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
     keys.emplace_back(absl::StrFormat("grid/netns/rank/%d", w.rank), host_ns(w.node));
   }
   keys.emplace_back("grid/netns/root", host_ns(f.root.node));
-  const std::string switch_impair = SwitchImpairment(o);
   int index = 0;
   for (const auto& [node, c] : Switches(f)) {
     std::string lines;
@@ -252,9 +260,7 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
         absl::StrAppend(&lines, "--vdev=net_af_packet", p, ",iface=", switch_if(node, p), "\n");
       }
       lines += "--\n";
-      for (size_t p = 0; !switch_impair.empty() && p < ports; ++p) {
-        lines += absl::StrFormat("--impair=%d:%s\n", p, switch_impair);
-      }
+      lines += SwitchShaping(f, o, node);
     }
     keys.emplace_back("grid/switch-ports/" + c->name, lines);
     ++index;

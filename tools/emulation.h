@@ -37,7 +37,11 @@ struct EmulationOptions {
   // Faults on every link (hosts' transports and switch ports), and a rate
   // limit at every switch port (grid-switch only).
   std::string impairment;  // loss=P,dup=P,reorder=P
-  std::string link_gbps;   // empty: no limit
+  std::string link_gbps;   // the same rate on every port; empty: see scale
+  // Every switch port shaped to its link's rate in the topology times
+  // `scale`, and every switch's C_s scaled alike (grid-switch --rate-scale):
+  // the topology's fabric on one machine. 0: no shaping (unless link_gbps).
+  double scale = 0;
   int eal_memory_mb = 128;
   int bmv2_thrift_base = 9090;  // switch i (in node order) listens on base + i
 };

@@ -38,10 +38,15 @@ constexpr char kUsage[] =
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
     "                       [--netns=PREFIX [--host-transport=udp|af_packet]]\n"
-    "                       [--link-impairment=loss=P,dup=P,reorder=P] [--link-gbps=G]\n"
+    "                       [--link-impairment=loss=P,dup=P,reorder=P]\n"
+    "                       [--link-gbps=G | --emulation-scale=S] [--atp=best-effort|reserve]\n"
     "                       [--bmv2-thrift-base=9090] [--bmv2-cli=simple_switch_CLI]\n"
     "                       [--bmv2-wait-s=60]\n"
-    "Plans the job and publishes the switch tables, the root's and every worker's config.\n";
+    "Plans the job and publishes the switch tables, the root's and every worker's config.\n"
+    "An emulated fabric is shaped by --link-gbps (every switch port alike) or by\n"
+    "--emulation-scale (each port at its link's rate in the topology times S, and each\n"
+    "switch's aggregation capacity C_s times S). --atp=best-effort (the default) runs ATP\n"
+    "as ATP behaves: switches pass on what they have no capacity for (docs/switch.md).\n";
 
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -70,8 +75,13 @@ Job PlanJob(const tools::Flags& flags) {
   auto spec = Check(planner::MakeJob(j.topology, workers, flags.Get("root"),
                                      static_cast<uint64_t>(flags.Int("seed", 1, 0, 1ll << 40))),
                     flags);
+  planner::PlannerOptions options;
+  const std::string atp = flags.String("atp", "best-effort");
+  if (atp != "best-effort" && atp != "reserve") flags.Fail("--atp: best-effort or reserve");
+  options.atp_best_effort = atp == "best-effort";
   auto created = Check(
-      planner::PlannerRegistry::WithBuiltins().Create(flags.String("planner", "grid")), flags);
+      planner::PlannerRegistry::WithBuiltins().Create(flags.String("planner", "grid"), options),
+      flags);
   j.plan = Check(created->Plan(j.topology, spec), flags);
   j.params.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
   // A random token unless one is given (docs/security.md).
@@ -100,6 +110,12 @@ tools::EmulationOptions EmulationOptionsFrom(const tools::Flags& flags) {
     double g = 0;
     if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");
     o.link_gbps = *gbps;
+  }
+  if (auto scale = flags.Get("emulation-scale")) {
+    if (flags.Get("link-gbps")) flags.Fail("--link-gbps and --emulation-scale: one or the other");
+    if (!absl::SimpleAtod(*scale, &o.scale) || !(o.scale > 0)) {
+      flags.Fail("--emulation-scale: expected a factor > 0");
+    }
   }
   o.eal_memory_mb = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
   o.bmv2_thrift_base = static_cast<int>(flags.Int("bmv2-thrift-base", 9090, 1, 65000));
@@ -143,7 +159,7 @@ int main(int argc, char** argv) {
                             "eal-memory-mb", "link-gbps",       "switch",
                             "netns",         "host-transport",  "bmv2-thrift-base",
                             "bmv2-cli",      "bmv2-wait-s",     "slot-base",
-                            "label-base"},
+                            "label-base",    "emulation-scale", "atp"},
                            kUsage);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = EmulationOptionsFrom(flags);

@@ -4,7 +4,10 @@
 //
 //   grid-switch [EAL arguments] -- --config=switch.json
 //               [--impair=PORT:loss=P,dup=P,reorder=P,gbps=G]...
-//               [--capacity-gbps=C] [--idle-us=50]
+//               [--capacity-gbps=C] [--rate-scale=S] [--idle-us=50]
+//
+// The switch aggregates at most its table's capacity_gbps (C_s), or
+// --capacity-gbps, times --rate-scale (an emulation's scale factor).
 //
 // With one lcore, it receives, runs the pipeline and transmits. With more
 // (-l/--lcores), the main lcore receives and hands each GRID packet to the
@@ -117,9 +120,8 @@ rte_mbuf* Taken(rte_mbuf* m) {
 class Worker {
  public:
   Worker(Pipeline pipeline, rte_mempool* pool, uint16_t tx_queue, const std::vector<Port>& ports,
-         double capacity_gbps, uint64_t seed)
+         uint64_t seed)
       : pipeline_(std::move(pipeline)), pool_(pool), tx_queue_(tx_queue), ports_(ports) {
-    capacity_.Configure(capacity_gbps, kBucketBurstBits);
     for (uint16_t p = 0; p < ports_.size(); ++p) {
       ports_[p].faults = grid::tools::PortFaults(ports_[p].impairment, seed, p);
     }
@@ -135,17 +137,7 @@ class Worker {
     }
     uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
     const uint32_t len = rte_pktmbuf_data_len(m);
-    // The aggregation-capacity limit C_s: DATA this switch would aggregate.
-    if (capacity_.limited() && len >= grid::wire::kPayloadOffset) {
-      grid::wire::FrameView view;
-      if (grid::wire::ParseFrame({data, len}, &view) == grid::wire::WireError::kOk &&
-          view.header.type == grid::wire::MessageType::kData &&
-          view.header.agg_node == pipeline_.config().node_id && !capacity_.Take(len * 8.0)) {
-        ++capacity_drops_;
-        FreeMbuf(m);
-        return;
-      }
-    }
+    capacity_.Grant(pipeline_);
     out_.Clear();
     pipeline_.Process({data, len}, in_port, &out_);
     int input_uses = 0;
@@ -202,7 +194,7 @@ class Worker {
     return sent_total;
   }
 
-  void Drain(uint64_t* impaired, uint64_t* overflow, uint64_t* capacity) {
+  void Drain(uint64_t* impaired, uint64_t* overflow) {
     for (Port& port : ports_) {
       *impaired += port.impaired_drops;
       *overflow += port.overflow_drops;
@@ -213,7 +205,6 @@ class Worker {
       if (port.held) FreeMbuf(port.held);
       port.held = nullptr;
     }
-    *capacity += capacity_drops_;
   }
 
  private:
@@ -249,8 +240,7 @@ class Worker {
   rte_mempool* pool_;
   uint16_t tx_queue_;
   std::vector<Port> ports_;
-  TokenBucket capacity_;
-  uint64_t capacity_drops_ = 0;
+  grid::tools::CapacityClock capacity_;
   grid::sw::Output out_;
 };
 
@@ -280,7 +270,8 @@ struct Shard {
   Worker* worker;
   rte_ring* ring;
   std::atomic<bool>* reload;
-  std::string config_path;
+  const grid::tools::SwitchFlags* flags;
+  unsigned shares;  // pipelines sharing the capacity
   // SIGUSR1 handshake: main sets 1; the lcore copies its counters into
   // `snapshot` and sets 2, so main never reads counters a lcore is writing.
   std::atomic<int>* dump;
@@ -321,7 +312,7 @@ int WorkerLoop(void* arg) {
       s.worker->Handle(m, m->port);
     }
     const size_t sent = s.worker->Flush();
-    if (s.reload->exchange(false)) Reload(s.worker->pipeline(), s.config_path);
+    if (s.reload->exchange(false)) Reload(s.worker->pipeline(), *s.flags, s.shares);
     if (s.dump->load(std::memory_order_acquire) == 1) {
       *s.snapshot = s.worker->pipeline().counters();
       s.dump->store(2, std::memory_order_release);
@@ -369,6 +360,7 @@ void Init(int argc, char** argv, Switch& sw) {
          std::to_string(rte_eth_dev_count_avail()) + " (check the --vdev/-a arguments)");
   }
   sw.workers = rte_lcore_count() > 1 ? rte_lcore_count() - 1 : 1;
+  grid::tools::ApplyCapacity(sw.config, sw.flags, sw.workers);
 }
 
 // The mbuf pool, every port with a transmit queue per pipeline worker (and as
@@ -404,9 +396,8 @@ void StartPorts(Switch& sw) {
   for (unsigned w = 0; w < sw.workers; ++w) {
     auto pipeline = Pipeline::Create(sw.config);
     if (!pipeline.ok()) Fail(std::string(pipeline.status().message()));
-    sw.pipelines.push_back(
-        std::make_unique<Worker>(*std::move(pipeline), sw.pool, static_cast<uint16_t>(w),
-                                 port_state, sw.flags.capacity_gbps / sw.workers, 0x5eed + w));
+    sw.pipelines.push_back(std::make_unique<Worker>(
+        *std::move(pipeline), sw.pool, static_cast<uint16_t>(w), port_state, 0x5eed + w));
   }
 }
 
@@ -425,8 +416,13 @@ void LaunchShards(Switch& sw) {
     rte_ring* ring = rte_ring_create(name.c_str(), kRingSize, static_cast<int>(rte_socket_id()),
                                      RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (ring == nullptr) Fail("cannot create ring " + name);
-    sw.shards[w] = Shard{sw.pipelines[w].get(), ring,         &sw.reloads[w],
-                         sw.flags.config_path,  &sw.dumps[w], &sw.snapshots[w],
+    sw.shards[w] = Shard{sw.pipelines[w].get(),
+                         ring,
+                         &sw.reloads[w],
+                         &sw.flags,
+                         sw.workers,
+                         &sw.dumps[w],
+                         &sw.snapshots[w],
                          sw.flags.idle_us};
     rte_eal_remote_launch(WorkerLoop, &sw.shards[w], lcore);
     ++w;
@@ -479,7 +475,7 @@ void MainLoop(Switch& sw) {
     if (g_dump.exchange(false)) DumpCounters(sw);
     if (g_reload.exchange(false)) {
       if (sw.workers == 1) {
-        Reload(sw.pipelines[0]->pipeline(), sw.flags.config_path);
+        Reload(sw.pipelines[0]->pipeline(), sw.flags, 1);
       } else {
         for (auto& r : sw.reloads) r = true;
       }
@@ -490,17 +486,17 @@ void MainLoop(Switch& sw) {
 
 // The final counters on stdout, as one JSON line.
 void Report(Switch& sw) {
-  uint64_t impaired = 0, overflow = 0, capacity_drops = 0;
+  uint64_t impaired = 0, overflow = 0;
   grid::sw::Counters total;
   for (auto& w : sw.pipelines) {
-    w->Drain(&impaired, &overflow, &capacity_drops);
+    w->Drain(&impaired, &overflow);
     total.Add(w->pipeline().counters());
   }
   std::printf(
       "{\"switch\":\"%s\",\"lcores\":%u,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
-      "\"capacity_drops\":%llu,\"counters\":%s}\n",
+      "\"capacity_gbps\":%g,\"counters\":%s}\n",
       sw.config.name.c_str(), sw.workers, static_cast<unsigned long long>(impaired),
-      static_cast<unsigned long long>(overflow), static_cast<unsigned long long>(capacity_drops),
+      static_cast<unsigned long long>(overflow), sw.config.capacity_gbps * sw.workers,
       grid::sw::CountersToJson(total).c_str());
 }
 

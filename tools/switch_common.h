@@ -79,6 +79,12 @@ inline transport::FaultInjector PortFaults(const Impairment& imp, uint64_t seed,
 // few ranks, so a limit shapes the average rate without cutting bursts.
 inline constexpr double kBucketBurstBits = 64 * 1024 * 8;
 
+inline uint64_t SteadyNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
 // A token bucket in bits, refilled from the steady clock.
 class TokenBucket {
  public:
@@ -100,11 +106,7 @@ class TokenBucket {
   }
 
  private:
-  static uint64_t Now() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-  }
+  static uint64_t Now() { return SteadyNs(); }
   double rate_bits_per_ns_ = 0, burst_ = 0, tokens_ = 0;
   uint64_t last_ = 0;
 };
@@ -147,11 +149,45 @@ inline absl::StatusOr<std::string> ReadTables(const std::string& source) {
   return (*store)->Get("grid/switch/" + source.substr(hash + 1), absl::Seconds(60));
 }
 
+struct SwitchFlags {
+  std::string config_path;
+  double capacity_gbps = -1;  // C_s instead of the table's; -1: the table's
+  double rate_scale = 1;      // an emulation's scale: C_s times this
+  int idle_us = 50;
+  std::vector<std::pair<uint16_t, Impairment>> impairments;
+  std::vector<std::string> udp_ports;  // BIND@PEER, in port order
+};
+
+// The aggregation capacity a pipeline enforces: the table's C_s (or
+// --capacity-gbps), scaled by --rate-scale, split over `shares` pipelines.
+inline void ApplyCapacity(sw::SwitchConfig& config, const SwitchFlags& flags, unsigned shares) {
+  const double gbps = flags.capacity_gbps >= 0 ? flags.capacity_gbps : config.capacity_gbps;
+  config.capacity_gbps = gbps * flags.rate_scale / std::max(1u, shares);
+}
+
+// Grants a pipeline the credit of its aggregation capacity as time passes.
+class CapacityClock {
+ public:
+  void Grant(sw::Pipeline& pipeline) {
+    const uint64_t now = SteadyNs();
+    // 1 Gbps is 1 bit per ns.
+    if (last_ != 0)
+      pipeline.AddCapacityCredit(static_cast<double>(now - last_) *
+                                 pipeline.config().capacity_gbps);
+    last_ = now;
+  }
+
+ private:
+  uint64_t last_ = 0;
+};
+
 // SIGHUP: the table file (or the store's entry) again, into a running
 // pipeline.
-inline void Reload(sw::Pipeline& pipeline, const std::string& source) {
+inline void Reload(sw::Pipeline& pipeline, const SwitchFlags& flags, unsigned shares) {
+  const std::string& source = flags.config_path;
   auto text = ReadTables(source);
   auto reloaded = text.ok() ? sw::ParseConfigJson(*text) : text.status();
+  if (reloaded.ok()) ApplyCapacity(*reloaded, flags, shares);
   absl::Status s = reloaded.ok() ? pipeline.Reload(*std::move(reloaded)) : reloaded.status();
   std::fprintf(stderr, "grid-switch: reload %s: %s\n", source.c_str(), s.ToString().c_str());
 }
@@ -163,14 +199,6 @@ inline sw::SwitchConfig LoadConfig(const std::string& source) {
   if (!config.ok()) Fail(source + ": " + std::string(config.status().message()));
   return *std::move(config);
 }
-
-struct SwitchFlags {
-  std::string config_path;
-  double capacity_gbps = 0;
-  int idle_us = 50;
-  std::vector<std::pair<uint16_t, Impairment>> impairments;
-  std::vector<std::string> udp_ports;  // BIND@PEER, in port order
-};
 
 // The flags after the EAL arguments (DPDK mode) or all of them (UDP mode).
 inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
@@ -198,11 +226,15 @@ inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
     } else if (auto v3 = value("--capacity-gbps")) {
       if (!absl::SimpleAtod(*v3, &f.capacity_gbps) || f.capacity_gbps < 0)
         Fail("--capacity-gbps: not a number");
+    } else if (auto v5 = value("--rate-scale")) {
+      if (!absl::SimpleAtod(*v5, &f.rate_scale) || !(f.rate_scale > 0))
+        Fail("--rate-scale: expected a number > 0");
     } else if (auto v4 = value("--idle-us")) {
       if (!absl::SimpleAtoi(*v4, &f.idle_us) || f.idle_us < 0) Fail("--idle-us: not a number");
     } else if (arg != "--") {
       Fail("unknown argument \"" + arg +
-           "\" (--config, --store, --name, --udp-port, --impair, --capacity-gbps, --idle-us)");
+           "\" (--config, --store, --name, --udp-port, --impair, --capacity-gbps, --rate-scale, "
+           "--idle-us)");
     }
   }
   if (!store.empty() || !name.empty()) {

@@ -4,6 +4,7 @@
 //
 //   grid-switch --config=S1.json --udp-port=127.0.0.1:41000@127.0.0.1:42000 ...
 //               [--impair=PORT:loss=P,dup=P,reorder=P,gbps=G]... [--capacity-gbps=C]
+//               [--rate-scale=S]
 //
 // Port i is the i-th --udp-port (BIND@PEER). Signals as in DPDK mode.
 #include <poll.h>
@@ -58,7 +59,9 @@ constexpr size_t kBatch = 32;  // frames per receive or send call
 class UdpSwitch {
  public:
   explicit UdpSwitch(const SwitchFlags& flags)
-      : flags_(flags), config_(LoadConfig(flags.config_path)) {}
+      : flags_(flags), config_(LoadConfig(flags.config_path)) {
+    ApplyCapacity(config_, flags_, 1);
+  }
 
   void Open() {
     if (flags_.udp_ports.size() != config_.num_ports) {
@@ -75,7 +78,6 @@ class UdpSwitch {
       ports_[p].faults = PortFaults(imp, 0x5eed ^ config_.node_id, p);
       ports_[p].bucket.Configure(imp.gbps, kBucketBurstBits);
     }
-    capacity_.Configure(flags_.capacity_gbps, kBucketBurstBits);
     fds_.resize(ports_.size());
     for (size_t p = 0; p < ports_.size(); ++p) fds_[p] = {ports_[p].link->PollFd(), POLLIN, 0};
   }
@@ -91,7 +93,7 @@ class UdpSwitch {
       if (g_dump.exchange(false)) {
         std::fprintf(stderr, "%s\n", sw::CountersToJson(pipeline_->counters()).c_str());
       }
-      if (g_reload.exchange(false)) Reload(*pipeline_, flags_.config_path);
+      if (g_reload.exchange(false)) Reload(*pipeline_, flags_, 1);
       if (work == 0) Idle(queued);
     }
   }
@@ -106,10 +108,10 @@ class UdpSwitch {
     }
     std::printf(
         "{\"switch\":\"%s\",\"lcores\":1,\"impaired_drops\":%llu,\"queue_drops\":%llu,"
-        "\"capacity_drops\":%llu,\"foreign_drops\":%llu,\"counters\":%s}\n",
+        "\"capacity_gbps\":%g,\"foreign_drops\":%llu,\"counters\":%s}\n",
         config_.name.c_str(), static_cast<unsigned long long>(impaired),
-        static_cast<unsigned long long>(queue_drops),
-        static_cast<unsigned long long>(capacity_drops_), static_cast<unsigned long long>(foreign),
+        static_cast<unsigned long long>(queue_drops), pipeline_->config().capacity_gbps,
+        static_cast<unsigned long long>(foreign),
         sw::CountersToJson(pipeline_->counters()).c_str());
   }
 
@@ -125,21 +127,9 @@ class UdpSwitch {
     return *std::move(link);
   }
 
-  // DATA this switch aggregates counts against its capacity (C_s).
-  bool OverCapacity(absl::Span<const uint8_t> f) {
-    if (!capacity_.limited() || f.size() < wire::kPayloadOffset) return false;
-    wire::FrameView view;
-    return wire::ParseFrame(f, &view) == wire::WireError::kOk &&
-           view.header.type == wire::MessageType::kData &&
-           view.header.agg_node == config_.node_id && !capacity_.Take(f.size() * 8.0);
-  }
-
   size_t ReceiveOn(uint16_t p) {
+    capacity_.Grant(*pipeline_);
     return ports_[p].link->Receive(kBatch, [&](absl::Span<const uint8_t> f) {
-      if (OverCapacity(f)) {
-        ++capacity_drops_;
-        return;
-      }
       frame_.assign(f.begin(), f.end());
       out_.Clear();
       pipeline_->Process(absl::MakeSpan(frame_), p, &out_);
@@ -202,12 +192,11 @@ class UdpSwitch {
   }
 
   const SwitchFlags& flags_;
-  const sw::SwitchConfig config_;
+  sw::SwitchConfig config_;
   std::optional<sw::Pipeline> pipeline_;
   std::vector<UdpPort> ports_;
   std::vector<pollfd> fds_;
-  TokenBucket capacity_;
-  uint64_t capacity_drops_ = 0;
+  CapacityClock capacity_;
   sw::Output out_;
   std::vector<uint8_t> frame_;
 };

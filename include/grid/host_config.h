@@ -63,6 +63,14 @@ struct RootConfig {
     uint16_t result_label = 0;  // the path RESULT copies take to it
     uint32_t ip = 0;
     wire::MacAddress next_hop_mac{};  // the first hop of that path
+    // A best-effort switch (ATP) passes some chunks on unaggregated: its
+    // members, whose DATA the root then takes in its stead, each covering
+    // one of the switch's members.size() shares of the chunk.
+    struct Member {
+      uint16_t rank = 0;
+      uint32_t ip = 0;
+    };
+    std::vector<Member> members;  // empty: the switch never passes on
   };
   uint16_t job_id = 0;
   uint32_t token = 0;

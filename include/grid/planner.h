@@ -67,6 +67,11 @@ struct Plan {
   std::vector<WorkerRoute> workers;  // per rank
   std::map<NodeId, Path> to_root;    // per aggregating switch: switch -> root
   PlanDiagnostics diagnostics;
+  // ATP run as ATP behaves: each aggregating switch admits chunks while it
+  // has the capacity and passes the others on to the root, which completes
+  // them (docs/switch.md, "Best effort"). The flow model still evaluates the
+  // plan as if every member aggregated where the plan says.
+  bool best_effort = false;
 };
 
 struct Aggregator {
@@ -114,6 +119,12 @@ struct PlannerOptions {
   // atp: the rate a worker is assumed to need when a switch admits it
   // (0: the worker's maximum rate T).
   double atp_demand_gbps = 0;
+  // atp: run it as ATP does in a network, per packet: every worker
+  // aggregates at the first programmable switch on its default path, no
+  // capacity is reserved, and the switches pass on what they have no
+  // capacity for (Plan::best_effort). Off, the plan is ATP's steady state:
+  // a worker takes a switch only if its rate still fits there.
+  bool atp_best_effort = false;
 };
 
 class Planner {

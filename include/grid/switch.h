@@ -62,6 +62,10 @@ struct JobEntry {
     uint16_t root_node = 0;  // agg_node of the partials
     uint16_t root_fan_in = 0;    // fan_in of the partials (the root's contributors)
     uint16_t to_root_label = 0;  // path label of the partials
+    // ATP's behaviour (docs/switch.md, "Best effort"): a chunk that finds no
+    // aggregation capacity here is passed on toward the root, which
+    // completes its sum, instead of being dropped.
+    bool best_effort = false;
   };
   std::optional<Aggregate> aggregate;
 };
@@ -81,6 +85,10 @@ struct SwitchConfig {
   std::map<uint16_t, uint32_t> hosts;
   // A queue deeper than this (packets) marks CONGESTION on what it carries.
   uint32_t congestion_threshold = 64;
+  // Aggregation capacity C_s: the rate of DATA this switch adds into slots,
+  // in Gbps of frames; 0 is unlimited. The pipeline spends credit the I/O
+  // layer grants as time passes (Pipeline::AddCapacityCredit).
+  double capacity_gbps = 0;
 };
 
 // Checks ranges and consistency; errors name the job, member or field.
@@ -110,18 +118,19 @@ inline constexpr int kP4MaxSlots = 1024;
 enum class Drop : uint8_t {
   kUnknownJob = wire::kNumWireErrors,
   kBadToken,
-  kNotMember,   // DATA from a rank that is not a member here
-  kBadSlot,     // slot outside the job's pool
-  kBadFanIn,    // fan_in disagrees with the table
-  kBadLength,   // num_elements is not the job's elements per packet
-  kCollision,   // the slot copy is busy with another chunk (a SIGNAL goes back)
-  kDuplicate,   // a retransmission into a copy that is still incomplete
-  kNoRoute,     // no entry for the path label or destination address
-  kNotForUs,    // a PARTIAL or DATA for this switch that it does not aggregate
-  kStale,       // a late packet of a chunk whose slot copy has moved on
-  kTtlExpired,  // a packet to forward whose TTL ran out
-  kBadIngress,  // a member's DATA or the root's RESULT on another port than its path's
-  kBadSource,   // a source address its port or its sender's entry does not allow
+  kNotMember,     // DATA from a rank that is not a member here
+  kBadSlot,       // slot outside the job's pool
+  kBadFanIn,      // fan_in disagrees with the table
+  kBadLength,     // num_elements is not the job's elements per packet
+  kCollision,     // the slot copy is busy with another chunk (a SIGNAL goes back)
+  kDuplicate,     // a retransmission into a copy that is still incomplete
+  kNoRoute,       // no entry for the path label or destination address
+  kNotForUs,      // a PARTIAL or DATA for this switch that it does not aggregate
+  kStale,         // a late packet of a chunk whose slot copy has moved on
+  kTtlExpired,    // a packet to forward whose TTL ran out
+  kBadIngress,    // a member's DATA or the root's RESULT on another port than its path's
+  kBadSource,     // a source address its port or its sender's entry does not allow
+  kOverCapacity,  // DATA beyond the switch's aggregation capacity (not best-effort jobs)
   kEnd,
 };
 inline constexpr int kNumDrops = static_cast<int>(Drop::kEnd);
@@ -135,7 +144,9 @@ struct JobCounters {
   uint64_t replicas = 0;         // RESULT copies sent to members
   uint64_t collisions = 0;
   uint64_t duplicates = 0;
-  uint64_t overflows = 0;  // completed chunks whose int32 sum wrapped
+  uint64_t overflows = 0;      // completed chunks whose int32 sum wrapped
+  uint64_t passed = 0;         // DATA passed on toward the root (best-effort jobs)
+  uint64_t passed_chunks = 0;  // chunks this switch left to the root
 };
 
 struct PortCounters {
@@ -196,6 +207,14 @@ class Pipeline {
   // CONGESTION on the GRID packets it is given.
   void SetQueueDepth(uint16_t port, uint32_t packets);
 
+  // Aggregation capacity (SwitchConfig::capacity_gbps): the I/O layer grants
+  // `bits` of credit as time passes, capacity_gbps bits per nanosecond; DATA
+  // aggregated here spends its frame's bits. Credit beyond a burst of
+  // kCapacityBurstBits (or one whole chunk of the widest job) is lost. With
+  // no capacity configured the pipeline ignores credit.
+  void AddCapacityCredit(double bits);
+  static constexpr double kCapacityBurstBits = 64 * 1024 * 8;
+
   const SwitchConfig& config() const { return config_; }
   const Counters& counters() const { return counters_; }
   void ResetCounters();
@@ -213,13 +232,20 @@ class Pipeline {
   bool FromItsHost(uint16_t in_port, uint32_t src_ip) const;
   void ForwardOther(absl::Span<uint8_t> frame, bool ipv4, uint16_t in_port, Output* out);
   void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
-  void Aggregate(const wire::FrameView& view, const JobEntry& job, JobState& state,
-                 uint16_t in_port, Output* out);
+  void Aggregate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
+                 JobState& state, uint16_t in_port, Output* out);
   void EmitPartial(const wire::FrameView& view, const JobEntry& job, JobState& state,
                    uint32_t copy_index, uint16_t requester, Output* out);
   void Replicate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
                  const JobState& state, uint16_t in_port, Output* out);
   void Signal(const wire::FrameView& view, const JobEntry& job, const Member& to, Output* out);
+  // Best effort: whether this DATA goes on toward the root unaggregated.
+  enum class Admission : uint8_t { kAggregate, kPass, kStale };
+  Admission PassOn(const wire::FrameView& view, const JobEntry::Aggregate& agg, JobState& state,
+                   uint32_t copy_index);
+  void Pass(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
+            Output* out);
+  bool SpendCredit(double bits);
   void Emit(uint16_t port, bool is_input, uint32_t offset, uint32_t length, Output* out);
   void DropPacket(int reason) { ++counters_.drops[reason]; }
   bool Congested(uint16_t port) const;
@@ -228,6 +254,8 @@ class Pipeline {
   Counters counters_;
   std::map<uint16_t, std::unique_ptr<JobState>> state_;
   std::vector<uint32_t> queue_depth_;
+  double credit_bits_ = 0;
+  double credit_cap_bits_ = kCapacityBurstBits;
 };
 
 }  // namespace grid::sw

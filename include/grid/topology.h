@@ -123,9 +123,11 @@ absl::StatusOr<Topology> ParseTopologyJson(std::string_view text);
 std::string TopologyToJson(const Topology& topology);
 
 // Generated topologies from a spec string (docs/topology.md):
-//   testbed | fattree:k=K,hosts=H | leafspine:spines=S,leaves=L,hosts=H
+//   testbed[:ps=GBPS] | fattree:k=K,hosts=H | leafspine:spines=S,leaves=L,hosts=H
 // with options prog=all|tor|none|random:P, cap=uniform:LO:HI|fixed:C,
-// link=GBPS, slots=N, seed=N. The same spec gives the same topology.
+// cap.NAME=GBPS (one switch's C_s), link=GBPS (host links), fabric=GBPS (switch-to-switch links;
+// default link), slots=N, seed=N; the testbed's ps=GBPS is the root's access rate B_alpha (default
+// link). The same spec gives the same topology.
 absl::StatusOr<Topology> GenerateTopology(std::string_view spec);
 
 // A spec string, or a path to a JSON file (anything containing '/' or ending

@@ -56,7 +56,10 @@ inline constexpr uint8_t kCongestion = 1u << 1;  // a queue on the path passed i
 inline constexpr uint8_t kOverflow = 1u << 2;    // an int32 sum saturated
 inline constexpr uint8_t kCopy = 1u << 3;        // shadow copy of the slot: (chunk / pool) % 2
 inline constexpr uint8_t kCollision = 1u << 4;   // the slot was busy with another chunk
-inline constexpr uint8_t kAll = 0x1f;
+// DATA a best-effort aggregation point passed on unaggregated, toward the
+// root, which completes the sum (docs/switch.md, "Best effort").
+inline constexpr uint8_t kPassed = 1u << 5;
+inline constexpr uint8_t kAll = 0x3f;
 }  // namespace flags
 
 // rank value of a RESULT meant for every member (multicast) rather than the

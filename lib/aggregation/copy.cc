@@ -25,7 +25,7 @@ Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32
   if (order < 0) return Verdict::kStale;
   if (order > 0) {
     if (c.count > 0 && !c.complete) return Verdict::kCollision;
-    c = Copy{in.op_seq,   in.chunk,         1,
+    c = Copy{in.op_seq,   in.chunk,         in.weight,
              in.exponent, in.next_exponent, static_cast<uint8_t>(in.flags & kKeptFlags),
              false};
     std::fill(bitmap.begin(), bitmap.end(), 0);
@@ -35,7 +35,7 @@ Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32
     if (word & mask) return c.complete ? Verdict::kResend : Verdict::kDuplicate;
     const bool wrapped = AddElements(values, in.payload, elements);
     word |= mask;
-    ++c.count;
+    c.count += in.weight;
     c.exponent = std::max(c.exponent, in.exponent);
     c.next_exponent = std::max(c.next_exponent, in.next_exponent);
     c.flags |= (in.flags & kKeptFlags) | (wrapped ? wire::flags::kOverflow : 0);

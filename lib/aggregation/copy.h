@@ -19,7 +19,7 @@ namespace grid::aggregation {
 struct Copy {
   uint32_t op_seq = 0;
   uint32_t chunk = 0;
-  uint32_t count = 0;  // contributions added; 0: never used
+  uint32_t count = 0;  // contributions added, by weight; 0: never used
   uint8_t exponent = 0;
   uint8_t next_exponent = 0;
   uint8_t flags = 0;  // CONGESTION, OVERFLOW and RETRANSMIT seen while aggregating
@@ -45,11 +45,15 @@ struct Contribution {
   uint8_t flags = 0;                 // the packet's GRID flags
   const uint8_t* payload = nullptr;  // `elements` int32 in network order
   uint32_t bit = 0;                  // the contributor's bit in `bitmap`
+  // How many of fan_in this contribution covers: 1, except at a root whose
+  // best-effort switches pass some chunks on, where a switch's partial
+  // covers each of the members it could have passed (docs/switch.md).
+  uint32_t weight = 1;
 };
 
 // Applies `in` to `copy`. `bitmap` holds the copy's contributor bits (at
 // least bit + 1 of them) and `values` its `elements` sums. After kFirst or
-// kAdded, copy.complete says whether this contribution was the fan_in-th.
+// kAdded, copy.complete says whether the contributions' weights reached fan_in.
 // On every verdict but kFirst and kAdded nothing changes.
 Verdict Contribute(Copy& copy, absl::Span<uint64_t> bitmap, int32_t* values, uint32_t elements,
                    uint32_t fan_in, const Contribution& in);

@@ -134,6 +134,11 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
     c.result_label = job_label(labels.FromRoot(a.node));
     c.ip = NodeIp(a.node);
     c.next_hop_mac = first_hop(labels.FromRoot(a.node));
+    // A best-effort switch may pass its members' chunks on to the root.
+    if (plan.best_effort) {
+      for (int r : a.members)
+        c.members.push_back({static_cast<uint16_t>(r), NodeIp(plan.job.workers[r])});
+    }
     root.contributors.push_back(c);
   }
   for (size_t r = 0; r < plan.workers.size(); ++r) {

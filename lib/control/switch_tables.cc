@@ -51,6 +51,8 @@ absl::StatusOr<sw::SwitchConfig> BaseConfig(const Topology& topo, NodeId s,
   c.mac = NodeMac(s);
   c.num_ports = static_cast<uint16_t>(topo.neighbors(s).size());
   c.slot_memory = static_cast<uint32_t>(n.slots);
+  // C_s: what the switch can aggregate (only a programmable switch does).
+  c.capacity_gbps = n.programmable ? n.capacity_gbps : 0;
   const auto adjacent = topo.neighbors(s);
   for (size_t p = 0; p < adjacent.size(); ++p) {
     if (!topo.node(adjacent[p].node).is_switch()) {
@@ -94,6 +96,7 @@ absl::StatusOr<sw::JobEntry::Aggregate> AggregateEntry(
   agg.root_node = static_cast<uint16_t>(plan.job.root);
   agg.root_fan_in = root_fan_in;
   agg.to_root_label = label(labels.ToRoot(a.node));
+  agg.best_effort = plan.best_effort;
   for (size_t i = 0; i < a.members.size(); ++i) {
     const int rank = a.members[i];
     const topology::Path result = planner::ReversePath(plan.workers[rank].up);

@@ -175,6 +175,13 @@ std::string RootConfigToJson(const RootConfig& c) {
     e["result_label"] = k.result_label;
     e["ip"] = wire::IpToString(k.ip);
     e["next_hop_mac"] = wire::MacToString(k.next_hop_mac);
+    if (!k.members.empty()) {
+      Json members = Json::array();
+      for (const RootConfig::Contributor::Member& m : k.members) {
+        members.push_back({{"rank", m.rank}, {"ip", wire::IpToString(m.ip)}});
+      }
+      e["members"] = members;
+    }
     list.push_back(e);
   }
   doc["contributors"] = list;
@@ -218,6 +225,23 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
     if (e.status().ok() && !k.is_switch && k.rank >= c.world) e.Fail("rank", "must be below world");
     if (e.status().ok() && k.result_label == 0) e.Fail("result_label", "labels start at 1");
     if (!e.status().ok()) return e.status();
+    if (list[i].contains("members")) {
+      const Json& members = list[i]["members"];
+      if (!k.is_switch || !members.is_array() || members.size() > 65535) {
+        return Error("root", where + "members", "must be an array, and only on a switch");
+      }
+      for (size_t m = 0; m < members.size(); ++m) {
+        const std::string mw = absl::StrFormat("%smembers[%d].", where, m);
+        if (!members[m].is_object()) return Error("root", mw, "must be an object");
+        RootConfig::Contributor::Member member;
+        Reader mr(members[m], "root", mw);
+        mr.Uint("rank", 65534, &member.rank);
+        mr.Ip("ip", &member.ip);
+        if (mr.status().ok() && member.rank >= c.world) mr.Fail("rank", "must be below world");
+        if (!mr.status().ok()) return mr.status();
+        k.members.push_back(member);
+      }
+    }
     for (const RootConfig::Contributor& other : c.contributors) {
       if (k.is_switch ? other.is_switch && other.ip == k.ip
                       : !other.is_switch && other.rank == k.rank) {

@@ -60,11 +60,13 @@ class SwitchMlPlanner : public Planner {
 
 class AtpPlanner : public Planner {
  public:
-  explicit AtpPlanner(double demand_gbps) : demand_gbps_(demand_gbps) {}
+  AtpPlanner(double demand_gbps, bool best_effort)
+      : demand_gbps_(demand_gbps), best_effort_(best_effort) {}
   std::string_view name() const override { return "atp"; }
   absl::StatusOr<::grid::planner::Plan> Plan(const Topology& topo, const JobSpec& job) override {
     Router router(topo);
     auto plan = NewPlan(name(), job);
+    plan.best_effort = best_effort_;
     std::vector<double> spare(topo.num_nodes(), 0);
     for (NodeId s : topo.ProgrammableSwitches()) spare[s] = topo.node(s).capacity_gbps;
     for (size_t r = 0; r < job.workers.size(); ++r) {
@@ -74,11 +76,12 @@ class AtpPlanner : public Planner {
       auto path = router.ShortestPath(host, job.root);
       if (!path.ok()) return path.status();
       // The first programmable switch on the default path that can still take
-      // the worker at its full rate; the root otherwise.
+      // the worker at its full rate (any, when best effort: the switch then
+      // admits per chunk); the root otherwise.
       size_t hop = path->nodes.size() - 1;
       for (size_t i = 1; i + 1 < path->nodes.size(); ++i) {
         const NodeId s = path->nodes[i];
-        if (topo.node(s).programmable && spare[s] >= demand) {
+        if (topo.node(s).programmable && (best_effort_ || spare[s] >= demand)) {
           hop = i;
           break;
         }
@@ -102,14 +105,15 @@ class AtpPlanner : public Planner {
 
  private:
   double demand_gbps_;
+  bool best_effort_;
 };
 
 }  // namespace
 
 std::unique_ptr<Planner> MakeGeryon() { return std::make_unique<GeryonPlanner>(); }
 std::unique_ptr<Planner> MakeSwitchMl() { return std::make_unique<SwitchMlPlanner>(); }
-std::unique_ptr<Planner> MakeAtp(double demand_gbps) {
-  return std::make_unique<AtpPlanner>(demand_gbps);
+std::unique_ptr<Planner> MakeAtp(double demand_gbps, bool best_effort) {
+  return std::make_unique<AtpPlanner>(demand_gbps, best_effort);
 }
 
 }  // namespace grid::planner::internal

@@ -13,7 +13,7 @@ using topology::Router;
 std::unique_ptr<Planner> MakeGeryon();
 std::unique_ptr<Planner> MakeSwitchMl();
 // demand_gbps: what admission assumes a worker needs (0: its T).
-std::unique_ptr<Planner> MakeAtp(double demand_gbps);
+std::unique_ptr<Planner> MakeAtp(double demand_gbps, bool best_effort);
 // grid (the published GRIA model) and grid-paths (path-aware, link capacities).
 std::unique_ptr<Planner> MakeGrid(const PlannerOptions& options, bool path_aware);
 

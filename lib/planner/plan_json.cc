@@ -75,6 +75,7 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
   Ordered doc;
   doc["format"] = "grid-plan/1";
   doc["planner"] = plan.planner;
+  if (plan.best_effort) doc["best_effort"] = true;
   doc["topology"] = topo.name();
   Ordered job;
   job["root"] = root;
@@ -325,6 +326,10 @@ absl::StatusOr<Plan> ParsePlan(const Topology& topo, const Json& doc) {
     return Error("format", "must be \"grid-plan/1\"");
   }
   Plan plan;
+  if (doc.contains("best_effort")) {
+    if (!doc["best_effort"].is_boolean()) return Error("best_effort", "must be true or false");
+    plan.best_effort = doc["best_effort"].get<bool>();
+  }
   if (doc.contains("planner")) {
     if (!doc["planner"].is_string()) return Error("planner", "must be a string");
     plan.planner = doc["planner"].get<std::string>();

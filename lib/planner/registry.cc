@@ -10,7 +10,7 @@ PlannerRegistry PlannerRegistry::WithBuiltins() {
   registry.factories_["geryon"] = [](const PlannerOptions&) { return internal::MakeGeryon(); };
   registry.factories_["switchml"] = [](const PlannerOptions&) { return internal::MakeSwitchMl(); };
   registry.factories_["atp"] = [](const PlannerOptions& o) {
-    return internal::MakeAtp(o.atp_demand_gbps);
+    return internal::MakeAtp(o.atp_demand_gbps, o.atp_best_effort);
   };
   registry.factories_["grid"] = [](const PlannerOptions& o) {
     return internal::MakeGrid(o, false);

@@ -7,16 +7,29 @@
 
 namespace grid::root {
 
+namespace {
+
+// Contributor bits, then one per member of each best-effort switch.
+uint32_t Bits(const control::RootConfig& config) {
+  size_t bits = config.contributors.size();
+  for (const auto& c : config.contributors) bits += c.members.size();
+  return static_cast<uint32_t>(bits);
+}
+
+}  // namespace
+
 RootEngine::RootEngine(const control::RootConfig& config, Transport* transport, size_t batch)
     : config_(config),
       transport_(transport),
       batch_(std::max<size_t>(1, batch)),
-      words_(static_cast<uint32_t>((config.contributors.size() + 63) / 64)),
+      words_((Bits(config) + 63) / 64),
       copies_(size_t{2} * config.slots),
       bitmaps_(size_t{2} * config.slots * words_),
       sums_(size_t{2} * config.slots * config.elements),
       by_rank_(config.world, -1),
+      member_bit_(config.contributors.size(), 0),
       tx_(batch_) {
+  uint32_t next_bit = static_cast<uint32_t>(config.contributors.size());
   for (size_t i = 0; i < config.contributors.size(); ++i) {
     const auto& c = config.contributors[i];
     if (c.is_switch) {
@@ -24,6 +37,12 @@ RootEngine::RootEngine(const control::RootConfig& config, Transport* transport, 
     } else if (c.rank < by_rank_.size()) {
       by_rank_[c.rank] = static_cast<int>(i);
     }
+    if (c.is_switch && !c.members.empty()) {
+      by_node_[static_cast<uint16_t>(c.node)] = static_cast<int>(i);
+      member_bit_[i] = next_bit;
+      next_bit += static_cast<uint32_t>(c.members.size());
+    }
+    units_ += c.members.empty() ? 1 : static_cast<uint32_t>(c.members.size());
   }
 }
 
@@ -33,26 +52,62 @@ bool RootEngine::Poll() {
   return n > 0;
 }
 
-int RootEngine::Contributor(const wire::FrameView& v) const {
+RootEngine::From RootEngine::Contributor(const wire::FrameView& v) const {
   // A contribution counts only from where it must come from: a switch of the
   // plan (by its address; switches drop any packet that claims another
-  // node's address at the edge) sending a PARTIAL, or a worker the plan
-  // sends to the root sending DATA from its own address. On a transport of
+  // node's address at the edge) sending a PARTIAL, a worker the plan sends
+  // to the root sending DATA from its own address, or a member of a
+  // best-effort switch whose DATA that switch passed on. On a transport of
   // whole frames, through the root's first hop too (its MAC).
   const wire::Header& h = v.header;
-  if (h.job_id != config_.job_id || h.job_token != config_.token) return -1;
+  From from;
+  if (h.job_id != config_.job_id || h.job_token != config_.token) return from;
   int who = -1;
   if (h.type == wire::MessageType::kPartial) {
     if (auto it = by_ip_.find(v.address.src_ip); it != by_ip_.end()) who = it->second;
+    if (who >= 0) {
+      from.bit = static_cast<uint32_t>(who);
+      const size_t members = config_.contributors[who].members.size();
+      from.weight = members == 0 ? 1 : static_cast<uint32_t>(members);
+    }
+  } else if (h.type == wire::MessageType::kData && (h.flags & wire::flags::kPassed)) {
+    auto it = by_node_.find(h.agg_node);
+    if (it != by_node_.end()) {
+      const auto& members = config_.contributors[it->second].members;
+      for (size_t m = 0; m < members.size(); ++m) {
+        if (members[m].rank != h.rank) continue;
+        if (members[m].ip == v.address.src_ip) {
+          who = it->second;
+          from.bit = member_bit_[who] + static_cast<uint32_t>(m);
+          from.passed = true;
+        }
+        break;
+      }
+    }
   } else if (h.type == wire::MessageType::kData && h.rank < by_rank_.size()) {
     who = by_rank_[h.rank];
     if (who >= 0 && config_.contributors[who].ip != v.address.src_ip) who = -1;
+    if (who >= 0) from.bit = static_cast<uint32_t>(who);
   }
   if (who >= 0 && !transport_->datagrams() &&
       v.address.src_mac != config_.contributors[who].next_hop_mac) {
     who = -1;
   }
-  return who;
+  from.contributor = who;
+  return from;
+}
+
+bool RootEngine::Covered(const From& from, uint32_t copy_index) const {
+  const auto& members = config_.contributors[from.contributor].members;
+  if (members.empty()) return false;
+  const uint64_t* bitmap = bitmaps_.data() + size_t{copy_index} * words_;
+  auto set = [&](uint32_t bit) { return (bitmap[bit / 64] >> (bit % 64)) & 1; };
+  if (from.passed) return set(static_cast<uint32_t>(from.contributor));
+  const uint32_t first = member_bit_[from.contributor];
+  for (uint32_t b = first; b < first + members.size(); ++b) {
+    if (set(b)) return true;
+  }
+  return false;
 }
 
 void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
@@ -64,25 +119,35 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
     return;
   }
   const wire::Header& h = v.header;
-  const int who = Contributor(v);
+  const From from = Contributor(v);
+  const int who = from.contributor;
   if (who < 0) {
     ++stats_.foreign;
     return;
   }
   const size_t contributors = config_.contributors.size();
-  if (h.agg_node != static_cast<uint16_t>(config_.node) || h.fan_in != contributors ||
-      h.slot >= config_.slots || h.num_elements != config_.elements) {
+  // A passed DATA still carries what its member sent to the switch.
+  const bool addressed =
+      from.passed ? h.fan_in == config_.contributors[who].members.size()
+                  : h.agg_node == static_cast<uint16_t>(config_.node) && h.fan_in == contributors;
+  if (!addressed || h.slot >= config_.slots || h.num_elements != config_.elements) {
     ++stats_.rejected;
     return;
   }
   const uint32_t copy_index = 2u * h.slot + ((h.flags & wire::flags::kCopy) ? 1u : 0u);
   aggregation::Copy& c = copies_[copy_index];
-  const aggregation::Verdict verdict = aggregation::Contribute(
-      c, absl::MakeSpan(bitmaps_).subspan(size_t{copy_index} * words_, words_),
-      sums_.data() + size_t{copy_index} * config_.elements, config_.elements,
-      static_cast<uint32_t>(contributors),
-      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, v.payload,
-       static_cast<uint32_t>(who)});
+  aggregation::Verdict verdict;
+  if (c.count > 0 && wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk) == 0 &&
+      Covered(from, copy_index)) {
+    // The switch's share is in already, in the other form: a retransmission.
+    verdict = c.complete ? aggregation::Verdict::kResend : aggregation::Verdict::kDuplicate;
+  } else {
+    verdict = aggregation::Contribute(
+        c, absl::MakeSpan(bitmaps_).subspan(size_t{copy_index} * words_, words_),
+        sums_.data() + size_t{copy_index} * config_.elements, config_.elements, units_,
+        {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, v.payload, from.bit,
+         from.weight});
+  }
   switch (verdict) {
     case aggregation::Verdict::kStale:
       ++stats_.stale;
@@ -104,6 +169,7 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
       break;
   }
   ++stats_.contributions;
+  if (from.passed) ++stats_.passed;
   if (!c.complete) return;
   ++stats_.completed;
   if (c.flags & wire::flags::kOverflow) ++stats_.overflows;

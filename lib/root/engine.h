@@ -30,6 +30,7 @@ struct RootStats {
   uint64_t malformed = 0;       // failed parsing
   uint64_t foreign = 0;         // another job's (id or token), or not from a contributor's source
   uint64_t rejected = 0;        // parsed, but not a contributor, fan-in or slot of this job
+  uint64_t passed = 0;          // DATA a best-effort switch passed on, added to a sum
 };
 
 class RootEngine {
@@ -46,8 +47,20 @@ class RootEngine {
   const control::RootConfig& config() const { return config_; }
 
  private:
-  // The contributor `v` comes from, or -1 (docs/security.md).
-  int Contributor(const wire::FrameView& v) const;
+  // Who a packet counts for: the contributor it comes from (or, for DATA a
+  // best-effort switch passed on, the switch it was passed by), its bit and
+  // the share of the chunk it covers.
+  struct From {
+    int contributor = -1;  // -1: not from anyone of this job (docs/security.md)
+    uint32_t bit = 0;
+    uint32_t weight = 1;
+    bool passed = false;
+  };
+  From Contributor(const wire::FrameView& v) const;
+  // Whether the chunk in copy `copy_index` already has `from`'s share in the
+  // other form: the switch's partial when a member's passed DATA comes, or
+  // any passed DATA when the partial comes.
+  bool Covered(const From& from, uint32_t copy_index) const;
   void SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor, uint16_t rank);
 
   control::RootConfig config_;
@@ -59,6 +72,11 @@ class RootEngine {
   std::vector<int32_t> sums_;                 // elements per copy
   absl::flat_hash_map<uint32_t, int> by_ip_;  // switch contributors
   std::vector<int> by_rank_;                  // direct workers: rank -> contributor, -1
+  // Best-effort switches: by node, and per contributor the bit of its first
+  // member (members' bits follow the contributors').
+  absl::flat_hash_map<uint16_t, int> by_node_;
+  std::vector<uint32_t> member_bit_;
+  uint32_t units_ = 0;  // the chunk's shares: the fan-in every copy completes at
   std::vector<std::vector<uint8_t>> tx_;
   std::vector<absl::Span<const uint8_t>> spans_;  // reused per batch
   size_t tx_count_ = 0;

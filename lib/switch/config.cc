@@ -1,5 +1,6 @@
 // Switch table entries: validation and the "grid-switch/1" JSON form
 // (docs/switch.md).
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -16,6 +17,9 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
     return absl::InvalidArgumentError(absl::StrFormat("switch \"%s\": %s", c.name, what));
   };
   if (c.num_ports == 0) return bad("ports must be >= 1");
+  if (!(c.capacity_gbps >= 0) || !std::isfinite(c.capacity_gbps)) {
+    return bad("capacity_gbps must be a number >= 0 (0: unlimited)");
+  }
   auto check_port = [&](const Endpoint& e, const std::string& where) -> absl::Status {
     if (e.port >= c.num_ports) {
       return bad(
@@ -167,6 +171,12 @@ absl::Status ParseIdentity(const Json& doc, SwitchConfig& c) {
   auto threshold = Uint(doc, "congestion_threshold", "", 1u << 30, kDefaultCongestionThreshold);
   if (!threshold.ok()) return threshold.status();
   c.congestion_threshold = static_cast<uint32_t>(*threshold);
+  if (auto it = doc.find("capacity_gbps"); it != doc.end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
+      return Error("capacity_gbps", "must be a number >= 0 (0: unlimited)");
+    }
+    c.capacity_gbps = it->get<double>();
+  }
   return absl::OkStatus();
 }
 
@@ -246,6 +256,10 @@ absl::StatusOr<JobEntry::Aggregate> ParseAggregate(const Json& a, const std::str
   agg.root_node = static_cast<uint16_t>(root_node);
   agg.root_fan_in = static_cast<uint16_t>(root_fan_in);
   agg.to_root_label = static_cast<uint16_t>(label);
+  if (auto it = a.find("best_effort"); it != a.end()) {
+    if (!it->is_boolean()) return Error(aw + ".best_effort", "must be true or false");
+    agg.best_effort = it->get<bool>();
+  }
   if (!a.contains("root")) return Error(aw + ".root", "is required");
   auto root = ParseEndpoint(a["root"], aw + ".root");
   if (!root.ok()) return root.status();
@@ -317,6 +331,7 @@ std::string ConfigToJson(const SwitchConfig& c) {
   doc["ports"] = c.num_ports;
   doc["slot_memory"] = c.slot_memory;
   doc["congestion_threshold"] = c.congestion_threshold;
+  if (c.capacity_gbps > 0) doc["capacity_gbps"] = c.capacity_gbps;
   doc["label_routes"] = Ordered::array();
   for (const auto& [label, e] : c.label_routes) {
     doc["label_routes"].push_back(
@@ -343,6 +358,7 @@ std::string ConfigToJson(const SwitchConfig& c) {
       agg["root_node"] = a.root_node;
       agg["root_fan_in"] = a.root_fan_in;
       agg["to_root_label"] = a.to_root_label;
+      if (a.best_effort) agg["best_effort"] = true;
       agg["root"] = EndpointJson(a.root);
       agg["members"] = Ordered::array();
       for (const Member& m : a.members) {
@@ -377,7 +393,9 @@ std::string CountersToJson(const Counters& counters) {
                                 {"replicas", j.replicas},
                                 {"collisions", j.collisions},
                                 {"duplicates", j.duplicates},
-                                {"overflows", j.overflows}};
+                                {"overflows", j.overflows},
+                                {"passed", j.passed},
+                                {"passed_chunks", j.passed_chunks}};
   }
   doc["jobs"] = jobs;
   Ordered ports = Ordered::array();

@@ -37,6 +37,8 @@ const char* DropName(int reason) {
       return "bad_ingress";
     case Drop::kBadSource:
       return "bad_source";
+    case Drop::kOverCapacity:
+      return "over_capacity";
     case Drop::kEnd:
       break;
   }
@@ -63,6 +65,8 @@ void Counters::Add(const Counters& o) {
     m.collisions += j.collisions;
     m.duplicates += j.duplicates;
     m.overflows += j.overflows;
+    m.passed += j.passed;
+    m.passed_chunks += j.passed_chunks;
   }
   if (ports.size() < o.ports.size()) ports.resize(o.ports.size());
   for (size_t p = 0; p < o.ports.size(); ++p) {

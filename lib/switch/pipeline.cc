@@ -46,9 +46,18 @@ struct Pipeline::JobState {
   std::vector<uint64_t> bitmaps;          // kBitmapWords per copy
   std::vector<int32_t> values;            // elements per copy
   std::vector<uint16_t> member;           // rank -> index in members + 1 (0: none), 65536 entries
+  // Best-effort jobs: the chunk each copy last passed on, if it did.
+  struct PassMark {
+    uint32_t op_seq = 0;
+    uint32_t chunk = 0;
+    bool valid = false;
+  };
+  std::vector<PassMark> passed;  // 2 per slot
 };
 
-Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {}
+Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {
+  credit_bits_ = kCapacityBurstBits;  // a switch starts with a full bucket
+}
 Pipeline::~Pipeline() = default;
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
 Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
@@ -64,9 +73,12 @@ void Pipeline::BuildState() {
   counters_.ports.resize(config_.num_ports);
   queue_depth_.resize(config_.num_ports, 0);
   std::map<uint16_t, std::unique_ptr<JobState>> next;
+  // The credit a best-effort job's whole chunk needs must fit in the bucket.
+  credit_cap_bits_ = kCapacityBurstBits;
   for (const auto& [id, job] : config_.jobs) {
     if (!job.aggregate) continue;
     const JobEntry::Aggregate& a = *job.aggregate;
+    credit_cap_bits_ = std::max(credit_cap_bits_, 8.0 * a.fan_in * wire::FrameBytes(a.elements));
     auto old = state_.find(id);
     std::unique_ptr<JobState> s;
     // Keep the slots of a job whose pool did not change (a table reload must
@@ -79,6 +91,7 @@ void Pipeline::BuildState() {
       s->copies.assign(2u * a.slots, aggregation::Copy{});
       s->bitmaps.assign(2u * a.slots * JobState::kBitmapWords, 0);
       s->values.assign(2u * a.slots * a.elements, 0);
+      s->passed.assign(2u * a.slots, JobState::PassMark{});
     }
     s->member.assign(65536, 0);
     for (size_t i = 0; i < a.members.size(); ++i) {
@@ -88,6 +101,7 @@ void Pipeline::BuildState() {
     counters_.jobs[id];
   }
   state_ = std::move(next);
+  credit_bits_ = std::min(credit_bits_, credit_cap_bits_);
 }
 
 absl::Status Pipeline::Reload(SwitchConfig config) {
@@ -107,6 +121,18 @@ void Pipeline::ResetCounters() {
 
 void Pipeline::SetQueueDepth(uint16_t port, uint32_t packets) {
   if (port < queue_depth_.size()) queue_depth_[port] = packets;
+}
+
+void Pipeline::AddCapacityCredit(double bits) {
+  if (config_.capacity_gbps <= 0 || !(bits > 0)) return;
+  credit_bits_ = std::min(credit_cap_bits_, credit_bits_ + bits);
+}
+
+bool Pipeline::SpendCredit(double bits) {
+  if (config_.capacity_gbps <= 0) return true;
+  if (credit_bits_ < bits) return false;
+  credit_bits_ -= bits;
+  return true;
 }
 
 bool Pipeline::Congested(uint16_t port) const {
@@ -171,7 +197,7 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     return;
   }
   if (h.type == MessageType::kData) {
-    Aggregate(view, job, *state->second, in_port, out);
+    Aggregate(frame, view, job, *state->second, in_port, out);
   } else {
     Replicate(frame, view, job, *state->second, in_port, out);
   }
@@ -243,8 +269,8 @@ void Pipeline::ForwardByLabel(absl::Span<uint8_t> frame, const FrameView& view, 
   Emit(route->second.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
-void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& state,
-                         uint16_t in_port, Output* out) {
+void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
+                         JobState& state, uint16_t in_port, Output* out) {
   const Header& h = view.header;
   const JobEntry::Aggregate& agg = *job.aggregate;
   JobCounters& jc = counters_.jobs[h.job_id];
@@ -280,12 +306,38 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
   }
   const uint32_t copy_index = 2u * h.slot + ((h.flags & wire::flags::kCopy) ? 1u : 0u);
   aggregation::Copy& c = state.copies[copy_index];
+  // Capacity C_s: a best-effort job decides per chunk, on its first packet
+  // here (PassOn); any other job's DATA beyond the capacity is dropped, and
+  // its sender's loss recovery sends it again.
+  const double bits = 8.0 * static_cast<double>(view.frame_bytes);
+  bool charged = false;
+  if (agg.best_effort) {
+    switch (PassOn(view, agg, state, copy_index)) {
+      case Admission::kPass:
+        Pass(frame, view, job, out);
+        return;
+      case Admission::kStale:
+        DropPacket(Reason(Drop::kStale));
+        return;
+      case Admission::kAggregate:
+        break;
+    }
+  } else if (config_.capacity_gbps > 0) {
+    if (!SpendCredit(bits)) {
+      DropPacket(Reason(Drop::kOverCapacity));
+      return;
+    }
+    charged = true;
+  }
   const aggregation::Verdict verdict = aggregation::Contribute(
       c,
       absl::MakeSpan(state.bitmaps)
           .subspan(size_t{copy_index} * JobState::kBitmapWords, JobState::kBitmapWords),
       state.values.data() + size_t{copy_index} * agg.elements, agg.elements, agg.fan_in,
       {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, view.payload, member.bit});
+  const bool added =
+      verdict == aggregation::Verdict::kFirst || verdict == aggregation::Verdict::kAdded;
+  if (charged && !added) credit_bits_ += bits;  // nothing was aggregated
   switch (verdict) {
     case aggregation::Verdict::kStale:
       DropPacket(Reason(Drop::kStale));
@@ -316,6 +368,54 @@ void Pipeline::Aggregate(const FrameView& view, const JobEntry& job, JobState& s
     if (c.flags & wire::flags::kOverflow) ++jc.overflows;
     EmitPartial(view, job, state, copy_index, wire::kAllRanks, out);
   }
+}
+
+Pipeline::Admission Pipeline::PassOn(const FrameView& view, const JobEntry::Aggregate& agg,
+                                     JobState& state, uint32_t copy_index) {
+  // ATP's rule: the first packet of a chunk at a copy takes an aggregator if
+  // the switch has the capacity for the whole chunk (every member's packet);
+  // otherwise the chunk is passed on, all its packets alike, so the root
+  // gets either this switch's partial or every member's DATA, never a mix.
+  const wire::Header& h = view.header;
+  JobState::PassMark& mark = state.passed[copy_index];
+  if (mark.valid) {
+    const int order = wire::CompareChunk(h.op_seq, h.chunk, mark.op_seq, mark.chunk);
+    if (order == 0) return Admission::kPass;
+    if (order < 0) return Admission::kStale;
+    mark.valid = false;
+  }
+  const aggregation::Copy& c = state.copies[copy_index];
+  const bool starts =
+      c.count == 0 || (c.complete && wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk) > 0);
+  if (!starts || SpendCredit(8.0 * agg.fan_in * static_cast<double>(view.frame_bytes))) {
+    return Admission::kAggregate;
+  }
+  mark = {h.op_seq, h.chunk, true};
+  ++counters_.jobs[h.job_id].passed_chunks;
+  return Admission::kPass;
+}
+
+void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
+                    Output* out) {
+  // On toward the root, unchanged but for the hop: the partials' path, the
+  // PASSED flag, and this switch as the previous hop. The source address
+  // stays the member's, which the root checks.
+  const JobEntry::Aggregate& agg = *job.aggregate;
+  uint8_t* f = frame.data();
+  if (f[kTtlOffset] <= 1) {
+    DropPacket(Reason(Drop::kTtlExpired));
+    return;
+  }
+  wire::Ipv4Header ip = LoadIpv4(f);
+  --ip.ttl;
+  StoreIpv4(f, ip);
+  RewriteMacs(f, agg.root.mac, config_.mac);
+  Store16(f + kUdpChecksumOffset, 0);
+  Store16(f + kPathOffset, agg.to_root_label);
+  f[kFlagsOffset] |= wire::flags::kPassed;
+  if (Congested(agg.root.port)) f[kFlagsOffset] |= wire::flags::kCongestion;
+  ++counters_.jobs[job.job_id].passed;
+  Emit(agg.root.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
 void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState& state,

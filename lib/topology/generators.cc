@@ -79,7 +79,8 @@ struct Common {
   std::string cap;
   int slots;
   uint64_t seed;
-  double gbps;
+  double gbps;         // host links
+  double fabric_gbps;  // switch-to-switch links
   double latency_us;
 };
 
@@ -97,6 +98,9 @@ absl::StatusOr<Common> CommonOptions(Spec& spec, const char* default_prog,
   auto gbps = DoubleOption(spec, "link", 100);
   if (!gbps.ok()) return gbps.status();
   c.gbps = *gbps;
+  auto fabric = DoubleOption(spec, "fabric", c.gbps);
+  if (!fabric.ok()) return fabric.status();
+  c.fabric_gbps = *fabric;
   auto lat = DoubleOption(spec, "lat", 1);
   if (!lat.ok()) return lat.status();
   c.latency_us = *lat;
@@ -145,7 +149,7 @@ absl::Status ApplyCapacity(const Topology& topo, std::vector<Node>& nodes, const
     nodes[s].slots = c.slots;
     // Every switch draws, programmable or not, so the capacity of a switch
     // does not depend on which others are programmable.
-    const double draw = std::round(rng.Uniform(lo, hi));
+    const double draw = uniform ? std::round(rng.Uniform(lo, hi)) : lo;
     nodes[s].capacity_gbps = nodes[s].programmable ? draw : 0;
   }
   return absl::OkStatus();
@@ -155,7 +159,7 @@ absl::Status ApplyCapacity(const Topology& topo, std::vector<Node>& nodes, const
 // filled in after), then the links.
 struct Builder {
   std::vector<Node> nodes;
-  std::vector<std::tuple<std::string, std::string>> links;
+  std::vector<std::tuple<std::string, std::string, double>> links;  // 0: the default rate
 
   void Switch(std::string name, Tier tier) {
     Node n;
@@ -171,9 +175,19 @@ struct Builder {
     n.role = role;
     nodes.push_back(std::move(n));
   }
-  void Connect(std::string a, std::string b) { links.emplace_back(std::move(a), std::move(b)); }
+  void Connect(std::string a, std::string b, double gbps = 0) {
+    links.emplace_back(std::move(a), std::move(b), gbps);
+  }
 
   absl::StatusOr<Topology> Finish(const std::string& name, Spec& spec, const Common& common) {
+    // cap.NAME=GBPS: one switch's capacity C_s, instead of cap's.
+    std::map<std::string, double> own_cap;
+    for (const auto& [key, value] : spec.options) {
+      if (key.rfind("cap.", 0) != 0) continue;
+      auto gbps = DoubleOption(spec, key, 0);
+      if (!gbps.ok()) return gbps.status();
+      own_cap[key.substr(4)] = *gbps;
+    }
     for (const auto& [key, value] : spec.options) {
       if (!spec.used[key]) {
         return absl::InvalidArgumentError(
@@ -189,13 +203,23 @@ struct Builder {
     }
     if (absl::Status s = ApplyProgrammable(scratch, nodes, common); !s.ok()) return s;
     if (absl::Status s = ApplyCapacity(scratch, nodes, common); !s.ok()) return s;
+    for (const auto& [switch_name, gbps] : own_cap) {
+      auto id = scratch.Find(switch_name);
+      if (!id || !nodes[*id].is_switch()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "topology spec \"%s\": option cap.%s: no switch of that name", spec.kind, switch_name));
+      }
+      if (nodes[*id].programmable) nodes[*id].capacity_gbps = gbps;
+    }
     Topology topo(name);
     for (Node& n : nodes) {
       if (auto id = topo.AddNode(std::move(n)); !id.ok()) return id.status();
     }
-    for (const auto& [a, b] : links) {
-      if (auto id = topo.AddLink(a, b, common.gbps, common.latency_us); !id.ok())
-        return id.status();
+    for (const auto& [a, b, given] : links) {
+      const bool fabric =
+          topo.node(*topo.Find(a)).is_switch() && topo.node(*topo.Find(b)).is_switch();
+      const double gbps = given > 0 ? given : fabric ? common.fabric_gbps : common.gbps;
+      if (auto id = topo.AddLink(a, b, gbps, common.latency_us); !id.ok()) return id.status();
     }
     if (absl::Status s = topo.Validate(); !s.ok()) return s;
     return topo;
@@ -207,6 +231,9 @@ absl::StatusOr<Topology> Testbed(Spec& spec) {
   // parameter server; S2 hosts W3, W4, W7; S3 hosts W5, W6, W8.
   auto common = CommonOptions(spec, "all", "fixed:3200");
   if (!common.ok()) return common.status();
+  // The root's access rate B_alpha (the PS link), if not the hosts' rate.
+  auto ps = DoubleOption(spec, "ps", common->gbps);
+  if (!ps.ok()) return ps.status();
   Builder b;
   for (const char* s : {"S1", "S2", "S3"}) b.Switch(s, Tier::kTor);
   const std::pair<const char*, const char*> hosts[] = {{"W1", "S1"}, {"W2", "S1"}, {"W3", "S2"},
@@ -218,7 +245,7 @@ absl::StatusOr<Topology> Testbed(Spec& spec) {
   b.Connect("S1", "S2");
   b.Connect("S2", "S3");
   b.Connect("S3", "S1");
-  for (const auto& [h, s] : hosts) b.Connect(h, s);
+  for (const auto& [h, s] : hosts) b.Connect(h, s, std::string(h) == "PS" ? *ps : 0);
   return b.Finish("testbed", spec, *common);
 }
 

@@ -36,7 +36,9 @@ const bit<32> DROP_STALE               = 28;
 const bit<32> DROP_TTL_EXPIRED         = 29;
 const bit<32> DROP_BAD_INGRESS         = 30;
 const bit<32> DROP_BAD_SOURCE          = 31;
+// Reason 32 (over_capacity) is the software switch's alone: these programs
+// have no aggregation-capacity meter (docs/switch.md, "Best effort").
 // The size of the counter: one past the last reason (index 0 is unused).
-#define GRID_DROP_REASONS 32
+#define GRID_DROP_REASONS 33
 
 #endif

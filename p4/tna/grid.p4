@@ -44,7 +44,7 @@ const bit<16> UDP_GRID_BYTES = 42;
 const bit<8>  FRESH_TTL = 64;
 const bit<16> IPV4_DONT_FRAGMENT = 0x4000;
 const bit<8>  IPV4_VERSION_IHL = 0x45;
-const bit<8>  GRID_FLAGS_KNOWN = 0x1F;
+const bit<8>  GRID_FLAGS_KNOWN = 0x3F;
 // What a copy keeps of its contributions' flags (aggregation::Contribute).
 const bit<8>  GRID_KEPT_FLAGS = GRID_FLAG_CONGESTION | GRID_FLAG_OVERFLOW | GRID_FLAG_RETRANSMIT;
 const bit<16> GRID_MAX_ELEMENTS = 1024;

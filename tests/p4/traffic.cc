@@ -387,7 +387,7 @@ class Generator {
         p.kind = "grid type";
         break;
       case 11:
-        grid[2] |= 0x20;
+        grid[2] |= 0x40;  // beyond flags::kAll
         p.kind = "grid flags";
         break;
       case 12:

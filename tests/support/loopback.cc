@@ -1,6 +1,7 @@
 #include "support/loopback.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 
 namespace grid::testing {
 
@@ -174,6 +175,12 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
     if (!node.pipeline) return;
     std::vector<uint8_t> copy(frame.begin(), frame.end());
     node.out.Clear();
+    const int64_t now = absl::GetCurrentTimeNanos();
+    if (node.last_ns != 0) {
+      node.pipeline->AddCapacityCredit(static_cast<double>(now - node.last_ns) *
+                                       node.pipeline->config().capacity_gbps);
+    }
+    node.last_ns = now;
     node.pipeline->Process(absl::MakeSpan(copy), in_port, &node.out);
     for (const sw::OutFrame& f : node.out.frames) {
       const auto bytes = node.out.Bytes(f, copy);

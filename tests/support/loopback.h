@@ -79,6 +79,9 @@ class LoopbackFabric {
     std::unique_ptr<sw::Pipeline> pipeline;
     sw::Output out;
     sw::SwitchConfig config;  // for restarts
+    // The steady clock at the last packet: the pipeline's aggregation
+    // capacity is granted as time passes, as grid-switch does.
+    int64_t last_ns = 0;
   };
 
   explicit LoopbackFabric(const topology::Topology& topology)

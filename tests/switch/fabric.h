@@ -47,6 +47,9 @@ inline Job MakeJob(const std::string& spec, const std::string& planner_name, int
   j.params.slots = slots;
   j.params.elements = elements;
   j.configs = *control::BuildSwitchConfigs(j.topo, j.plan, j.params);
+  // Frames are fed without a clock here, so no capacity credit accrues:
+  // these switches aggregate without limit (the capacity tests set one).
+  for (auto& [node, config] : j.configs) config.capacity_gbps = 0;
   j.root_fan_in = static_cast<uint16_t>(j.plan.to_root.size());
   for (const auto& w : j.plan.workers) j.root_fan_in += w.aggregator == j.plan.job.root;
   return j;

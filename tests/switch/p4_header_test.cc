@@ -117,6 +117,22 @@ TEST(P4Headers, ConstantsMatchWireH) {
   EXPECT_EQ(value("GRID_ELEMENTS"), grid::wire::kDefaultElements);
 }
 
+// Each program accepts exactly the flags wire.h knows (PASSED included:
+// the programs forward passed-on DATA like any other, though they never pass
+// on themselves).
+TEST(P4Headers, KnownFlagsMatchWireH) {
+  for (const char* program : {"/p4/v1model/grid.p4", "/p4/tna/grid.p4"}) {
+    std::ifstream in(std::string(GRID_SOURCE_DIR) + program);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("GRID_FLAGS_KNOWN\\s*=\\s*(0x[0-9A-Fa-f]+)")))
+        << program;
+    EXPECT_EQ(std::stol(m[1], nullptr, 0), grid::wire::flags::kAll) << program;
+  }
+}
+
 // The payload header holds exactly kDefaultElements 32-bit elements.
 TEST(P4Headers, PayloadIsSixtyFourElements) {
   const std::string src = Source();
@@ -147,8 +163,9 @@ TEST(P4Headers, DropReasonsMatchTheSwitch) {
     EXPECT_EQ((*it)[1], name) << "reason " << reason;
     ++found;
   }
-  // All but the three reasons that keep a packet from being classified GRID.
-  EXPECT_EQ(found, grid::sw::kNumDrops - 1 - 3);
+  // All but the three reasons that keep a packet from being classified GRID,
+  // and over_capacity: the programs have no capacity meter.
+  EXPECT_EQ(found, grid::sw::kNumDrops - 1 - 3 - 1);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(src, m, std::regex("#define GRID_DROP_REASONS (\\d+)")));
   EXPECT_EQ(std::stoi(m[1]), grid::sw::kNumDrops);

@@ -102,6 +102,104 @@ TEST_F(PipelineTest, AggregatesAndCompletes) {
   EXPECT_EQ(jc.partials, 1u);
 }
 
+// Feeds S2's members' chunks 0, 1, ... until S2 stops aggregating them;
+// returns the first chunk that did not complete.
+uint32_t Exhaust(Pipeline& p, const Job& job, uint16_t (*port)(const Job&, int)) {
+  Output out;
+  for (uint32_t chunk = 0; chunk < 100000; ++chunk) {
+    size_t partials = 0;
+    for (int r : {2, 3, 6}) {
+      auto f = DataFrame(job, r, 1, chunk, {1, 1, 1, 1});
+      out.Clear();
+      p.Process(absl::MakeSpan(f), port(job, r), &out);
+      for (const OutFrame& o : out.frames) {
+        partials += wire::DecodeFrame(out.Bytes(o, f))->header.type == wire::MessageType::kPartial;
+      }
+    }
+    if (partials == 0) return chunk;
+  }
+  return 0;
+}
+
+uint16_t MemberPort(const Job& job, int rank) {
+  return job.PortTo(job.node("S2"), job.plan.job.workers[rank]);
+}
+
+TEST_F(PipelineTest, CapacityDropsDataBeyondItAndCreditRestoresIt) {
+  SwitchConfig config = job_.configs.at(s2_);
+  config.capacity_gbps = 1;
+  Pipeline p = *Pipeline::Create(config);
+  const uint32_t stuck = Exhaust(p, job_, MemberPort);
+  ASSERT_GT(stuck, 0u);
+  const uint64_t dropped = p.counters().drops[static_cast<int>(Drop::kOverCapacity)];
+  EXPECT_GT(dropped, 0u);
+  // The starting burst: what was aggregated fits in it.
+  EXPECT_LE(p.counters().jobs.at(7).data * 8.0 * wire::FrameBytes(4), Pipeline::kCapacityBurstBits);
+  // Credit for three frames lets the dropped ones in on retransmission.
+  p.AddCapacityCredit(3 * 8.0 * wire::FrameBytes(4));
+  Output out;
+  for (int r : {2, 3, 6}) {
+    auto f = DataFrame(job_, r, 1, stuck, {1, 1, 1, 1}, wire::flags::kRetransmit);
+    out.Clear();
+    p.Process(absl::MakeSpan(f), MemberPort(job_, r), &out);
+  }
+  ASSERT_EQ(out.frames.size(), 1u);
+  auto partial = wire::DecodeFrame(out.Bytes(out.frames[0], {}));
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->header.type, wire::MessageType::kPartial);
+  // No capacity configured: credit is ignored and nothing is ever dropped.
+  Pipeline unlimited = *Pipeline::Create(job_.configs.at(s2_));
+  EXPECT_EQ(Exhaust(unlimited, job_, MemberPort), 0u);
+}
+
+TEST_F(PipelineTest, BestEffortPassesWholeChunksOnWhenOutOfCapacity) {
+  SwitchConfig config = job_.configs.at(s2_);
+  config.capacity_gbps = 1;
+  config.jobs.at(7).aggregate->best_effort = true;
+  Pipeline p = *Pipeline::Create(config);
+  const uint32_t chunk = Exhaust(p, job_, MemberPort);
+  ASSERT_GT(chunk, 0u);
+  EXPECT_EQ(p.counters().drops[static_cast<int>(Drop::kOverCapacity)], 0u);
+  const uint64_t passed_before = p.counters().jobs.at(7).passed;
+  EXPECT_EQ(passed_before, 3u);  // the chunk Exhaust stopped at, every member's DATA
+  // The next chunk: with credit for it arriving after its first packet, it
+  // is still passed on whole, never split between the switch and the root.
+  const uint32_t next = chunk + 1;
+  Output out;
+  for (int r : {2, 3, 6}) {
+    auto f = DataFrame(job_, r, 1, next, {r, r, r, r});
+    out.Clear();
+    p.Process(absl::MakeSpan(f), MemberPort(job_, r), &out);
+    ASSERT_EQ(out.frames.size(), 1u) << "rank " << r;
+    EXPECT_EQ(out.frames[0].port, RootPort());
+    auto v = wire::DecodeFrame(out.Bytes(out.frames[0], f));
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->header.type, wire::MessageType::kData);
+    EXPECT_NE(v->header.flags & wire::flags::kPassed, 0);
+    EXPECT_EQ(v->header.rank, r);
+    EXPECT_EQ(v->header.agg_node, s2_);  // the root knows whose member it is
+    EXPECT_EQ(v->header.path, job_.labels.to_root.at(s2_));
+    EXPECT_EQ(v->address.src_ip, control::NodeIp(job_.plan.job.workers[r]));
+    EXPECT_EQ(wire::LoadElement(v->payload, 0), r);
+    p.AddCapacityCredit(1e9);
+  }
+  // A retransmission of a passed chunk is passed on again.
+  auto again = DataFrame(job_, 3, 1, next, {3, 3, 3, 3}, wire::flags::kRetransmit);
+  out.Clear();
+  p.Process(absl::MakeSpan(again), MemberPort(job_, 3), &out);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(p.counters().jobs.at(7).passed_chunks, 2u);
+  // With credit, the chunk after aggregates here again.
+  for (int r : {2, 3, 6}) {
+    auto f = DataFrame(job_, r, 1, next + 1, {1, 1, 1, 1});
+    out.Clear();
+    p.Process(absl::MakeSpan(f), MemberPort(job_, r), &out);
+  }
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(wire::DecodeFrame(out.Bytes(out.frames[0], {}))->header.type,
+            wire::MessageType::kPartial);
+}
+
 TEST_F(PipelineTest, DuplicateIntoIncompleteIsDropped) {
   Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));
   EXPECT_TRUE(
@@ -456,6 +554,24 @@ TEST(SwitchConfig, JsonRoundTripAndValidation) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(ConfigToJson(*parsed), json);
   }
+  // C_s and best effort survive the round trip.
+  SwitchConfig with = job.configs.begin()->second;
+  with.capacity_gbps = 12.5;
+  for (auto& [id, entry] : with.jobs) {
+    if (entry.aggregate) entry.aggregate->best_effort = true;
+  }
+  auto back = ParseConfigJson(ConfigToJson(with));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->capacity_gbps, 12.5);
+  EXPECT_EQ(ConfigToJson(*back), ConfigToJson(with));
+  with.capacity_gbps = -1;
+  EXPECT_THAT(ValidateConfig(with).message(), HasSubstr("capacity_gbps"));
+  EXPECT_THAT(ParseConfigJson("{\"format\": \"grid-switch/1\", \"name\": \"s\", \"node_id\": 1, "
+                              "\"ip\": \"10.0.0.1\", \"mac\": \"02:00:00:00:00:01\", "
+                              "\"ports\": 1, \"capacity_gbps\": \"fast\"}")
+                  .status()
+                  .message(),
+              HasSubstr("capacity_gbps"));
   SwitchConfig c = job.configs.begin()->second;
   c.num_ports = 0;
   EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("ports must be >= 1"));

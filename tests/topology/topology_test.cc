@@ -238,6 +238,22 @@ TEST(Generators, Options) {
   auto none = GenerateTopology("fattree:k=4,prog=none");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->ProgrammableSwitches().empty());
+  // The testbed's fabric as the paper's regime needs it: host links, switch
+  // links, the PS's access rate and one switch's C_s, each on its own.
+  auto testbed = GenerateTopology("testbed:link=100,fabric=400,ps=64,cap=fixed:0.5,cap.S2=48");
+  ASSERT_TRUE(testbed.ok()) << testbed.status();
+  EXPECT_EQ(testbed->AccessGbps(*testbed->Find("PS")), 64);
+  EXPECT_EQ(testbed->AccessGbps(*testbed->Find("W3")), 100);
+  EXPECT_EQ(testbed->node(*testbed->Find("S1")).capacity_gbps, 0.5);  // fixed: not rounded
+  EXPECT_EQ(testbed->node(*testbed->Find("S2")).capacity_gbps, 48);
+  int fabric_links = 0;
+  for (const Link& l : testbed->links()) {
+    if (testbed->node(l.a).is_switch() && testbed->node(l.b).is_switch()) {
+      EXPECT_EQ(l.gbps, 400);
+      ++fabric_links;
+    }
+  }
+  EXPECT_EQ(fabric_links, 3);
 }
 
 TEST(Generators, BadSpecs) {
@@ -254,7 +270,11 @@ TEST(Generators, BadSpecs) {
         Case{"fattree:prog=some", "expected all, none, tor or random"},
         Case{"fattree:cap=uniform:300:100", "cap=uniform:300:100"},
         Case{"fattree:cap=normal:1", "cap=normal:1"},
-        Case{"leafspine:link=-3", "link=-3: expected a positive number"}}) {
+        Case{"leafspine:link=-3", "link=-3: expected a positive number"},
+        Case{"testbed:cap.S9=10", "cap.S9: no switch of that name"},
+        Case{"testbed:cap.S1=0", "cap.S1=0: expected a positive number"},
+        Case{"testbed:ps=x", "ps=x: expected a positive number"},
+        Case{"fattree:ps=10", "unknown option ps"}}) {
     auto topo = GenerateTopology(c.spec);
     ASSERT_FALSE(topo.ok()) << c.spec;
     EXPECT_THAT(topo.status().message(), HasSubstr(c.message)) << c.spec;

@@ -257,6 +257,36 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
               HasSubstr("job_id: missing"));
   EXPECT_THAT(control::ParseWorkerConfigJson("[1,2]").status().message(),
               HasSubstr("not a JSON object"));
+  // ATP best effort: the root lists each switch's members, who may come
+  // to it passed on.
+  planner::PlannerOptions atp_options;
+  atp_options.atp_best_effort = true;
+  const planner::Plan atp = *(*planner::PlannerRegistry::WithBuiltins().Create("atp", atp_options))
+                                 ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
+  ASSERT_TRUE(atp.best_effort);
+  auto atp_root = control::BuildRootConfig(topo, atp, params);
+  ASSERT_TRUE(atp_root.ok()) << atp_root.status();
+  size_t members = 0;
+  for (const auto& c : atp_root->contributors) members += c.members.size();
+  EXPECT_EQ(members, 8u);  // every worker aggregates at its ToR
+  const std::string atp_json = control::RootConfigToJson(*atp_root);
+  auto atp_back = control::ParseRootConfigJson(atp_json);
+  ASSERT_TRUE(atp_back.ok()) << atp_back.status();
+  EXPECT_EQ(control::RootConfigToJson(*atp_back), atp_json);
+  control::RootConfig bad_member = *atp_root;
+  bad_member.contributors[0].members[0].rank = 99;
+  EXPECT_THAT(
+      control::ParseRootConfigJson(control::RootConfigToJson(bad_member)).status().message(),
+      HasSubstr("contributors[0].members[0].rank"));
+  auto atp_switches = control::BuildSwitchConfigs(topo, atp, params);
+  ASSERT_TRUE(atp_switches.ok()) << atp_switches.status();
+  for (const auto& [node, config] : *atp_switches) {
+    EXPECT_EQ(config.capacity_gbps, topo.node(node).capacity_gbps);
+    const auto& entry = config.jobs.at(params.job_id);
+    if (entry.aggregate) {
+      EXPECT_TRUE(entry.aggregate->best_effort);
+    }
+  }
 }
 
 }  // namespace

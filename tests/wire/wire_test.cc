@@ -152,7 +152,7 @@ TEST(WireHeader, DatagramRejections) {
   };
   for (const Case& c :
        {Case{0, 2, "grid.version"}, Case{0, 0, "grid.version"}, Case{1, 0, "grid.type"},
-        Case{1, 6, "grid.type"}, Case{2, 0x20, "grid.flags"}, Case{3, 1, "grid.reserved"},
+        Case{1, 6, "grid.type"}, Case{2, 0x40, "grid.flags"}, Case{3, 1, "grid.reserved"},
         Case{18, 0, "grid.fan_in"}, Case{33, 0, "grid.num_elements"}}) {
     uint8_t bad[sizeof(dgram)];
     std::memcpy(bad, dgram, sizeof(dgram));

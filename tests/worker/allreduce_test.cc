@@ -274,6 +274,49 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   EXPECT_GT(switches, 0);
 }
 
+// ATP as it behaves (docs/switch.md, "Best effort"): switches whose
+// aggregation capacity C_s binds pass whole chunks on to the root, which
+// completes them from the members' DATA. Under loss and duplication every
+// sum stays exact, and both paths are taken.
+TEST_F(Allreduce, BestEffortSwitchesPassChunksOnAndSumsStayExact) {
+  auto o = Options();
+  // 0.5 Mbps: the starting burst of credit aggregates the first chunks, and
+  // most of the rest must be passed on, however fast the build runs.
+  o.topology = "testbed:cap=fixed:0.0005";
+  o.planner = "atp";
+  o.planner_options.atp_best_effort = true;
+  o.impairment = {0.01, 0.01, 0.01};
+  o.comm.engine.rto = absl::Milliseconds(5);
+  testing::Cluster cluster(o);
+  ASSERT_TRUE(cluster.plan().best_effort);
+  const size_t n = 64 * 1500;
+  std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
+  for (int r = 0; r < cluster.size(); ++r) in.push_back(IntInput(r, n));
+  cluster.Run([&](int r) {
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kInt32).ok());
+    }
+  });
+  std::vector<int32_t> expected(n, 0);
+  for (const auto& v : in) {
+    for (size_t i = 0; i < n; ++i) expected[i] += v[i];
+  }
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_EQ(out[r], expected) << "rank " << r;
+  uint64_t passed = 0, aggregated = 0;
+  for (const planner::Aggregator& a : planner::Aggregators(cluster.plan())) {
+    auto counters = cluster.fabric().SwitchCounters(a.node);
+    ASSERT_TRUE(counters.ok()) << counters.status();
+    const sw::JobCounters& jc = counters->jobs.begin()->second;
+    passed += jc.passed;
+    aggregated += jc.data;
+  }
+  const root::RootStats& root = cluster.StopRoot();
+  EXPECT_GT(passed, 0u);
+  EXPECT_GT(aggregated, 0u);
+  EXPECT_GT(root.passed, 0u);
+  EXPECT_LE(root.passed, passed);  // the root took no more than was passed on
+}
+
 // Heavy random loss: most chunks lose a packet somewhere on every attempt,
 // and the operation still ends exact. (The rules that keep it fast are
 // tested one by one in loss_test.cc: with TCP's, this operation took 52 s

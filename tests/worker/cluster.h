@@ -26,6 +26,7 @@ namespace grid::testing {
 struct ClusterOptions {
   std::string topology = "testbed";
   std::string planner = "grid";
+  planner::PlannerOptions planner_options;
   int workers = 8;
   uint32_t slots = 64;
   uint16_t elements = 64;
@@ -38,7 +39,7 @@ class Cluster {
   explicit Cluster(ClusterOptions o) : options_(o) {
     topo_ = *topology::GenerateTopology(o.topology);
     auto job = planner::MakeJob(topo_, o.workers, std::nullopt, 1);
-    auto planner = planner::PlannerRegistry::WithBuiltins().Create(o.planner);
+    auto planner = planner::PlannerRegistry::WithBuiltins().Create(o.planner, o.planner_options);
     plan_ = *(*planner)->Plan(topo_, *job);
     control::JobParams params;
     params.job_id = 3;
