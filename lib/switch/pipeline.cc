@@ -398,8 +398,8 @@ Pipeline::Admission Pipeline::PassOn(const FrameView& view, const JobEntry::Aggr
 void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
                     Output* out) {
   // On toward the root, unchanged but for the hop: the partials' path, the
-  // PASSED flag, and this switch as the previous hop. The source address
-  // stays the member's, which the root checks.
+  // PASSED flag, the root as destination and this switch as the previous
+  // hop. The source address stays the member's, which the root checks.
   const JobEntry::Aggregate& agg = *job.aggregate;
   uint8_t* f = frame.data();
   if (f[kTtlOffset] <= 1) {
@@ -408,6 +408,7 @@ void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobE
   }
   wire::Ipv4Header ip = LoadIpv4(f);
   --ip.ttl;
+  ip.dst = wire::HostToNet32(agg.root.ip);  // a root on kernel sockets takes only its own
   StoreIpv4(f, ip);
   RewriteMacs(f, agg.root.mac, config_.mac);
   Store16(f + kUdpChecksumOffset, 0);

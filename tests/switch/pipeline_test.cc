@@ -180,6 +180,7 @@ TEST_F(PipelineTest, BestEffortPassesWholeChunksOnWhenOutOfCapacity) {
     EXPECT_EQ(v->header.agg_node, s2_);  // the root knows whose member it is
     EXPECT_EQ(v->header.path, job_.labels.to_root.at(s2_));
     EXPECT_EQ(v->address.src_ip, control::NodeIp(job_.plan.job.workers[r]));
+    EXPECT_EQ(v->address.dst_ip, control::NodeIp(job_.plan.job.root));
     EXPECT_EQ(wire::LoadElement(v->payload, 0), r);
     p.AddCapacityCredit(1e9);
   }
