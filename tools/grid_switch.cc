@@ -137,7 +137,6 @@ class Worker {
     }
     uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
     const uint32_t len = rte_pktmbuf_data_len(m);
-    capacity_.Grant(pipeline_);
     out_.Clear();
     pipeline_.Process({data, len}, in_port, &out_);
     int input_uses = 0;
@@ -169,6 +168,9 @@ class Worker {
   // Transmits what each port's rate allows; reports queue depths. Returns
   // the packets sent.
   size_t Flush() {
+    // Once per poll round, not per packet: the credit of the time since the
+    // last round, for the next burst.
+    capacity_.Grant(pipeline_);
     size_t sent_total = 0;
     for (uint16_t p = 0; p < ports_.size(); ++p) {
       Port& port = ports_[p];
