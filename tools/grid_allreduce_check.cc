@@ -5,10 +5,15 @@
 // int32 exactly, float32 against the numerics bound of its block.
 //
 //   grid-allreduce-check [--iterations=3] [--count=20000] [--types=int32,float32]
-//                        [--seconds=S]
+//                        [--seconds=S] [--compute-ms=C]
+//
+// --compute-ms emulates training's compute phase: each iteration first
+// sleeps C ms (forward and backward pass), then allreduces its gradient.
 //
 // Prints one JSON line: correctness, the communication time per iteration
-// (the allreduce calls only), the sending rate and the engine's counters.
+// (the allreduce calls only), the iteration time (compute plus
+// communication; the checking is not counted), the sending rate and the
+// engine's counters.
 // Exits 0 when every result is right, 1 when one is wrong, 3 when an
 // operation failed (its status is printed).
 #include <algorithm>
@@ -19,6 +24,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "grid/communicator.h"
 #include "grid/numerics.h"
 #include "grid/wire.h"
@@ -52,6 +58,7 @@ struct Tally {
   double worst = 0;  // largest |error| / bound
   absl::Status failure;
   absl::Duration in_allreduce;  // time in AllReduce calls only
+  absl::Duration in_compute;    // time in the emulated compute phase
   int done = 0;                 // iterations
 };
 
@@ -106,12 +113,14 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
   const double comm_s = absl::ToDoubleSeconds(t.in_allreduce);
   std::printf(
       "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
-      "\"comm_ms_per_iteration\":%.3f,\"send_mbps\":%.3f,\"bytes_sent\":%llu,"
+      "\"comm_ms_per_iteration\":%.3f,\"iteration_ms\":%.3f,\"send_mbps\":%.3f,"
+      "\"bytes_sent\":%llu,"
       "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
       "\"retransmissions\":%llu,\"timeouts\":%llu,\"foreign\":%llu,\"error\":\"%s\"}\n",
       c.rank(), t.failure.ok() && t.wrong == 0 ? "true" : "false",
       static_cast<unsigned long long>(t.wrong), t.worst, seconds,
       1e3 * comm_s / std::max(t.done, 1),
+      1e3 * (comm_s + absl::ToDoubleSeconds(t.in_compute)) / std::max(t.done, 1),
       comm_s > 0 ? 8e-6 * static_cast<double>(s.bytes_sent) / comm_s : 0.0,
       static_cast<unsigned long long>(s.bytes_sent), static_cast<unsigned long long>(s.operations),
       static_cast<unsigned long long>(s.packets_sent),
@@ -126,14 +135,16 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
 
 int main(int argc, char** argv) {
   const grid::tools::Flags flags(
-      "grid-allreduce-check", argc, argv, {"iterations", "count", "types", "seconds"},
+      "grid-allreduce-check", argc, argv, {"iterations", "count", "types", "seconds", "compute-ms"},
       "usage: grid-allreduce-check [--iterations=N] [--count=N] [--types=int32,float32]\n"
-      "                            [--seconds=S]\n"
+      "                            [--seconds=S] [--compute-ms=C]\n"
+      "--compute-ms: an emulated compute phase of C ms before each iteration's allreduces\n"
       "--seconds: stop after the iteration that passes S seconds (every rank the same way:\n"
       "rank 0 decides and the others learn it through an allreduce)\n");
   const int iterations = static_cast<int>(flags.Int("iterations", 3, 1, 100000));
   const size_t count = static_cast<size_t>(flags.Int("count", 20000, 0, 1 << 28));
   const int64_t seconds_limit = flags.Int("seconds", 0, 0, 86400);
+  const absl::Duration compute = absl::Milliseconds(flags.Int("compute-ms", 0, 0, 3600000));
   const std::vector<std::string> types =
       absl::StrSplit(flags.String("types", "int32,float32"), ',');
   for (const std::string& type : types) {
@@ -153,6 +164,11 @@ int main(int argc, char** argv) {
       int32_t stop = c.rank() == 0 && absl::Now() - start > absl::Seconds(seconds_limit);
       t.failure = c.AllReduce(&stop, &stop, 1, DataType::kInt32);
       if (!t.failure.ok() || stop != 0) break;
+    }
+    if (compute > absl::ZeroDuration()) {
+      const absl::Time c0 = absl::Now();
+      absl::SleepFor(compute);
+      t.in_compute += absl::Now() - c0;
     }
     for (const std::string& type : types) {
       if (!t.failure.ok()) break;

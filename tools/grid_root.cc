@@ -35,10 +35,10 @@ std::string StatsJson(const grid::root::RootStats& s) {
       "{\"packets_received\":%d,\"packets_sent\":%d,\"bytes_received\":%d,\"bytes_sent\":%d,"
       "\"contributions\":%d,\"completed\":%d,\"results_resent\":%d,\"duplicates\":%d,"
       "\"stale\":%d,\"collisions\":%d,\"overflows\":%d,\"malformed\":%d,\"foreign\":%d,"
-      "\"rejected\":%d,\"passed\":%d}",
+      "\"rejected\":%d,\"passed\":%d,\"proxied\":%d}",
       s.packets_received, s.packets_sent, s.bytes_received, s.bytes_sent, s.contributions,
       s.completed, s.results_resent, s.duplicates, s.stale, s.collisions, s.overflows, s.malformed,
-      s.foreign, s.rejected, s.passed);
+      s.foreign, s.rejected, s.passed, s.proxied);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "grid/planner.h"
 #include "grid/topology.h"
+#include "planner/authors.h"
 #include "tools/flags.h"
 
 namespace {
@@ -24,6 +25,7 @@ using namespace grid;
 
 constexpr char kUsage[] =
     "usage: grid-sim --experiment=NAME --out=DIR [--seeds=K] [--workers=N,N,...]\n"
+    "                [--baselines=strict|authors]\n"
     "Experiments (as in the paper, section 'large-scale simulation'):\n"
     "  fattree-a    k=8 fat tree, 6 hosts per edge, only edge switches programmable, 40-100 "
     "workers\n"
@@ -33,6 +35,11 @@ constexpr char kUsage[] =
     "  leafspine-b  the same, a random 20% of all switches programmable\n"
     "  all          the four above\n"
     "Switch capacities are uniform in [100, 3200] Gbps; links and the PS ingress are 100 Gbps.\n"
+    "Baselines:\n"
+    "  strict   (default) geryon, switchml and atp are planners as the paper defines them,\n"
+    "           aggregating only at programmable switches, evaluated like grid's plans\n"
+    "  authors  the authors' simulation formulas: closed-form rates on any switch, every\n"
+    "           switch's capacity 3200 + randint(-1000, 0) Gbps (for grid too)\n"
     "Writes DIR/results.csv, DIR/results.md and DIR/<experiment>-<model>-<metric>.png.\n";
 
 struct Experiment {
@@ -143,10 +150,13 @@ void WritePlots(const std::filesystem::path& dir, const std::vector<Experiment>&
 }
 
 void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experiment>& experiments,
-                   const Groups& groups, int seeds) {
+                   const Groups& groups, int seeds, bool authors) {
   std::ofstream md(path);
   md << "# grid-sim results\n\nMean ± standard deviation over " << seeds
-     << " seeds (topology and job drawn from each seed). Rates in Gbps.\n";
+     << " seeds (topology and job drawn from each seed). Rates in Gbps. Baselines: "
+     << (authors ? "the authors' simulation formulas (the same under both models)"
+                 : "strict (planners as the paper defines them)")
+     << ".\n";
   for (const Experiment& e : experiments) {
     for (planner::Model m : kModels) {
       const std::string model = planner::ModelName(m);
@@ -175,7 +185,7 @@ void WriteMarkdown(const std::filesystem::path& path, const std::vector<Experime
 }
 
 // The experiments --experiment names, with --workers overriding their sizes.
-std::vector<Experiment> Chosen(const tools::Flags& flags) {
+std::vector<Experiment> Chosen(const tools::Flags& flags, bool authors) {
   const std::string name = flags.Required("experiment");
   std::vector<Experiment> chosen;
   for (const Experiment& e : Experiments()) {
@@ -194,15 +204,36 @@ std::vector<Experiment> Chosen(const tools::Flags& flags) {
     }
     for (Experiment& e : chosen) e.workers = workers;
   }
+  if (authors) {
+    // The authors' code draws every switch's capacity as 3200 + randint(-1000, 0).
+    for (Experiment& e : chosen) {
+      const size_t at = e.topology.find("cap=uniform:100:3200");
+      if (at != std::string::npos) e.topology.replace(at, 20, "cap=uniform:2200:3200");
+    }
+  }
   return chosen;
 }
 
 // Every planner on one topology and job, under every model: one row each.
 absl::Status PlanAll(const Experiment& e, const topology::Topology& topo, int workers, int seed,
-                     const planner::PlannerRegistry& registry, std::vector<Row>& rows) {
+                     const planner::PlannerRegistry& registry, bool authors,
+                     std::vector<Row>& rows) {
   auto job = planner::MakeJob(topo, workers, std::nullopt, static_cast<uint64_t>(seed));
   if (!job.ok()) return job.status();
+  const std::vector<double> capacity =
+      authors ? planner::AuthorsCapacities(topo, static_cast<uint64_t>(seed))
+              : std::vector<double>();
   for (const char* p : kPlanners) {
+    const std::string name = p;
+    if (authors && (name == "geryon" || name == "switchml" || name == "atp")) {
+      auto eval = planner::AuthorsBaseline(topo, *job, name, capacity);
+      if (!eval.ok()) return eval.status();
+      for (planner::Model m : kModels) {
+        rows.push_back({e.name, planner::ModelName(m), p, workers, seed, eval->min_gbps,
+                        eval->mean_gbps, eval->switch_aggregation_gbps, eval->ps_ingress_gbps, 0});
+      }
+      continue;
+    }
     auto planner = registry.Create(p);
     if (!planner.ok()) return planner.status();
     const auto start = std::chrono::steady_clock::now();
@@ -225,7 +256,8 @@ absl::Status PlanAll(const Experiment& e, const topology::Topology& topo, int wo
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Row>> Run(const std::vector<Experiment>& chosen, int seeds) {
+absl::StatusOr<std::vector<Row>> Run(const std::vector<Experiment>& chosen, int seeds,
+                                     bool authors) {
   const planner::PlannerRegistry registry = planner::PlannerRegistry::WithBuiltins();
   std::vector<Row> rows;
   for (const Experiment& e : chosen) {
@@ -233,7 +265,7 @@ absl::StatusOr<std::vector<Row>> Run(const std::vector<Experiment>& chosen, int 
       auto topo = topology::GenerateTopology(absl::StrFormat("%s,seed=%d", e.topology, seed));
       if (!topo.ok()) return topo.status();
       for (int w : e.workers) {
-        if (absl::Status s = PlanAll(e, *topo, w, seed, registry, rows); !s.ok()) return s;
+        if (absl::Status s = PlanAll(e, *topo, w, seed, registry, authors, rows); !s.ok()) return s;
         std::fprintf(stderr, "grid-sim: %s seed %d, %d workers done\n", e.name.c_str(), seed, w);
       }
     }
@@ -255,19 +287,24 @@ void WriteCsv(const std::filesystem::path& path, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const tools::Flags flags("grid-sim", argc, argv, {"experiment", "out", "seeds", "workers"},
-                           kUsage);
-  const std::vector<Experiment> chosen = Chosen(flags);
+  const tools::Flags flags("grid-sim", argc, argv,
+                           {"experiment", "out", "seeds", "workers", "baselines"}, kUsage);
+  const std::string baselines = flags.Get("baselines").value_or("strict");
+  if (baselines != "strict" && baselines != "authors") {
+    flags.Fail("--baselines: \"" + baselines + "\" is neither strict nor authors");
+  }
+  const bool authors = baselines == "authors";
+  const std::vector<Experiment> chosen = Chosen(flags, authors);
   const std::filesystem::path out = flags.Required("out");
   const int seeds = static_cast<int>(flags.Int("seeds", 3, 1, 1000));
   std::error_code error;
   std::filesystem::create_directories(out, error);
   if (error) flags.Fail("cannot create " + out.string() + ": " + error.message());
-  auto rows = Run(chosen, seeds);
+  auto rows = Run(chosen, seeds, authors);
   if (!rows.ok()) flags.Error(std::string(rows.status().message()));
   WriteCsv(out / "results.csv", *rows);
   const Groups groups = Group(*rows);
-  WriteMarkdown(out / "results.md", chosen, groups, seeds);
+  WriteMarkdown(out / "results.md", chosen, groups, seeds, authors);
   WritePlots(out, chosen, groups);
   std::printf("grid-sim: %zu rows in %s\n", rows->size(), (out / "results.csv").string().c_str());
   return 0;

@@ -53,6 +53,14 @@ absl::Status MergeSwitchConfigs(const std::map<topology::NodeId, sw::SwitchConfi
 absl::StatusOr<std::map<topology::NodeId, sw::SwitchConfig>> BuildSwitchConfigs(
     const topology::Topology& topology, const planner::Plan& plan, const JobParams& job);
 
+// ATP's second level (docs/switch.md, "Best effort"): the switch that
+// completes the chunks best-effort aggregator `aggregator` passes on. That is
+// the root's ToR when it is programmable, on the aggregator's way to the
+// root, and not the aggregator itself; kNoNode otherwise (passed chunks then
+// go to the root).
+topology::NodeId AtpProxy(const topology::Topology& topology, const planner::Plan& plan,
+                          const planner::Aggregator& aggregator);
+
 // Publishes a planned job into a rendezvous store: grid/plan,
 // grid/switch/<name>, grid/root and grid/worker/<rank> (docs/worker.md).
 absl::Status PublishJob(const topology::Topology& topology, const planner::Plan& plan,

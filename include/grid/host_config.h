@@ -71,6 +71,10 @@ struct RootConfig {
       uint32_t ip = 0;
     };
     std::vector<Member> members;  // empty: the switch never passes on
+    // ATP's second level: the switch that completes, in this switch's
+    // stead, the chunks it passes on (control::AtpProxy), sending a partial
+    // with PASSED from its own address. 0: none.
+    uint32_t proxy_ip = 0;
   };
   uint16_t job_id = 0;
   uint32_t token = 0;

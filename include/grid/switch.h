@@ -68,6 +68,14 @@ struct JobEntry {
     bool best_effort = false;
   };
   std::optional<Aggregate> aggregate;
+  // ATP's second level (docs/switch.md, "Best effort"), at the PS-side ToR
+  // of a best-effort job: by owner, the agg_node of a switch whose passed-on
+  // chunks this switch aggregates for it. A proxy is an aggregate of the
+  // owner's members (each `to.port` is where their passed DATA arrive) with
+  // a pool of its own; its partial stands for the owner's, so `root_node` is
+  // the owner and `root_fan_in` the owner's fan-in, and it carries PASSED.
+  // Without the capacity for a chunk, the proxy passes it on to the root.
+  std::map<uint16_t, Aggregate> proxies;
 };
 
 struct SwitchConfig {
@@ -147,6 +155,7 @@ struct JobCounters {
   uint64_t overflows = 0;      // completed chunks whose int32 sum wrapped
   uint64_t passed = 0;         // DATA passed on toward the root (best-effort jobs)
   uint64_t passed_chunks = 0;  // chunks this switch left to the root
+  uint64_t proxied = 0;        // DATA aggregated here as another switch's proxy
 };
 
 struct PortCounters {
@@ -232,10 +241,13 @@ class Pipeline {
   bool FromItsHost(uint16_t in_port, uint32_t src_ip) const;
   void ForwardOther(absl::Span<uint8_t> frame, bool ipv4, uint16_t in_port, Output* out);
   void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
+  // `agg` is the job's aggregate, or with `proxy` one of its proxies.
   void Aggregate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
-                 JobState& state, uint16_t in_port, Output* out);
-  void EmitPartial(const wire::FrameView& view, const JobEntry& job, JobState& state,
-                   uint32_t copy_index, uint16_t requester, Output* out);
+                 const JobEntry::Aggregate& agg, bool proxy, JobState& state, uint16_t in_port,
+                 Output* out);
+  void EmitPartial(const wire::FrameView& view, const JobEntry& job, const JobEntry::Aggregate& agg,
+                   bool proxy, JobState& state, uint32_t copy_index, uint16_t requester,
+                   Output* out);
   void Replicate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
                  const JobState& state, uint16_t in_port, Output* out);
   void Signal(const wire::FrameView& view, const JobEntry& job, const Member& to, Output* out);
@@ -244,7 +256,7 @@ class Pipeline {
   Admission PassOn(const wire::FrameView& view, const JobEntry::Aggregate& agg, JobState& state,
                    uint32_t copy_index);
   void Pass(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
-            Output* out);
+            const JobEntry::Aggregate& agg, Output* out);
   bool SpendCredit(double bits);
   void Emit(uint16_t port, bool is_input, uint32_t offset, uint32_t length, Output* out);
   void DropPacket(int reason) { ++counters_.drops[reason]; }
@@ -253,6 +265,8 @@ class Pipeline {
   SwitchConfig config_;
   Counters counters_;
   std::map<uint16_t, std::unique_ptr<JobState>> state_;
+  // Proxies' slot memory, by (job, owner).
+  std::map<std::pair<uint16_t, uint16_t>, std::unique_ptr<JobState>> proxy_state_;
   std::vector<uint32_t> queue_depth_;
   double credit_bits_ = 0;
   double credit_cap_bits_ = kCapacityBurstBits;

@@ -138,6 +138,9 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
     if (plan.best_effort) {
       for (int r : a.members)
         c.members.push_back({static_cast<uint16_t>(r), NodeIp(plan.job.workers[r])});
+      if (const NodeId proxy = AtpProxy(topo, plan, a); proxy != topology::kNoNode) {
+        c.proxy_ip = NodeIp(proxy);
+      }
     }
     root.contributors.push_back(c);
   }

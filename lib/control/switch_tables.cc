@@ -64,7 +64,10 @@ absl::StatusOr<sw::SwitchConfig> BaseConfig(const Topology& topo, NodeId s,
     if (!path.ok()) return path.status();
     c.ip_routes[NodeIp(h)] = Toward(topo, *path, 0, h);
   }
-  c.jobs[job.job_id] = sw::JobEntry{job.job_id, job.token, std::nullopt};
+  sw::JobEntry entry;
+  entry.job_id = job.job_id;
+  entry.token = job.token;
+  c.jobs[job.job_id] = entry;
   return c;
 }
 
@@ -107,7 +110,61 @@ absl::StatusOr<sw::JobEntry::Aggregate> AggregateEntry(
   return agg;
 }
 
+// The proxy at `proxy` for best-effort aggregator `a` (AtpProxy): an
+// aggregate of a's members, whose passed DATA arrive from the previous hop
+// on a's way to the root, in pool number `pool` after the job's own; its
+// partial stands for a's.
+absl::StatusOr<sw::JobEntry::Aggregate> ProxyEntry(const Topology& topo,
+                                                   const planner::PathLabels& labels,
+                                                   const planner::Plan& plan,
+                                                   const planner::Aggregator& a, NodeId proxy,
+                                                   int pool, const JobParams& job,
+                                                   const sw::SwitchConfig& c) {
+  const std::string where = absl::StrFormat("job %d, switch \"%s\", proxy for \"%s\"", job.job_id,
+                                            c.name, topo.node(a.node).name);
+  const topology::Path& up = *a.to_root;
+  const size_t at =
+      static_cast<size_t>(std::find(up.nodes.begin(), up.nodes.end(), proxy) - up.nodes.begin());
+  const uint64_t base = job.slot_base + uint64_t{job.slots} * pool;
+  if (base + job.slots > c.slot_memory) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: its pool of %d slots at %d does not fit the switch's %d slots (a best-effort job "
+        "takes a pool per switch it completes chunks for)",
+        where, job.slots, base, c.slot_memory));
+  }
+  const auto from_port = static_cast<uint16_t>(PortTo(topo, proxy, up.nodes[at - 1]));
+  sw::JobEntry::Aggregate agg;
+  agg.fan_in = static_cast<uint16_t>(a.members.size());
+  agg.elements = job.elements;
+  agg.slot_base = static_cast<uint32_t>(base);
+  agg.slots = job.slots;
+  agg.root = Toward(topo, up, at, plan.job.root);
+  agg.root_node = static_cast<uint16_t>(a.node);
+  agg.root_fan_in = agg.fan_in;
+  agg.to_root_label = static_cast<uint16_t>(job.label_base + labels.ToRoot(a.node));
+  agg.best_effort = true;
+  for (size_t i = 0; i < a.members.size(); ++i) {
+    const int rank = a.members[i];
+    agg.members.push_back({static_cast<uint16_t>(rank),
+                           static_cast<uint8_t>(i),
+                           {from_port, NodeIp(plan.job.workers[rank]), NodeMac(up.nodes[at - 1])},
+                           static_cast<uint16_t>(job.label_base + labels.result[rank])});
+  }
+  return agg;
+}
+
 }  // namespace
+
+NodeId AtpProxy(const Topology& topo, const planner::Plan& plan,
+                const planner::Aggregator& aggregator) {
+  if (!plan.best_effort || aggregator.to_root == nullptr) return topology::kNoNode;
+  const NodeId tor = topo.TorOf(plan.job.root);
+  if (tor == topology::kNoNode || tor == aggregator.node || !topo.node(tor).programmable) {
+    return topology::kNoNode;
+  }
+  const auto& nodes = aggregator.to_root->nodes;
+  return std::find(nodes.begin(), nodes.end(), tor) != nodes.end() ? tor : topology::kNoNode;
+}
 
 absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topology& topo,
                                                                       const planner::Plan& plan,
@@ -148,6 +205,16 @@ absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topo
     auto agg = AggregateEntry(topo, plan, labels, a, job, c, root_fan_in);
     if (!agg.ok()) return agg.status();
     c.jobs[job.job_id].aggregate = *std::move(agg);
+  }
+  // ATP's second level: pools after the job's own, one per switch proxied.
+  std::map<NodeId, int> pools;
+  for (const planner::Aggregator& a : aggregators) {
+    const NodeId proxy = AtpProxy(topo, plan, a);
+    if (proxy == topology::kNoNode) continue;
+    sw::SwitchConfig& c = configs[proxy];
+    auto entry = ProxyEntry(topo, labels, plan, a, proxy, ++pools[proxy], job, c);
+    if (!entry.ok()) return entry.status();
+    c.jobs[job.job_id].proxies[static_cast<uint16_t>(a.node)] = *std::move(entry);
   }
   for (const auto& [node, c] : configs) {
     if (absl::Status s = sw::ValidateConfig(c); !s.ok()) return s;

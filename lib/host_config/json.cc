@@ -182,6 +182,7 @@ std::string RootConfigToJson(const RootConfig& c) {
       }
       e["members"] = members;
     }
+    if (k.proxy_ip != 0) e["proxy_ip"] = wire::IpToString(k.proxy_ip);
     list.push_back(e);
   }
   doc["contributors"] = list;
@@ -241,6 +242,13 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
         if (!mr.status().ok()) return mr.status();
         k.members.push_back(member);
       }
+    }
+    if (list[i].contains("proxy_ip")) {
+      if (k.members.empty()) {
+        return Error("root", where + "proxy_ip", "only on a switch with members (best effort)");
+      }
+      e.Ip("proxy_ip", &k.proxy_ip);
+      if (!e.status().ok()) return e.status();
     }
     for (const RootConfig::Contributor& other : c.contributors) {
       if (k.is_switch ? other.is_switch && other.ip == k.ip

@@ -63,7 +63,18 @@ RootEngine::From RootEngine::Contributor(const wire::FrameView& v) const {
   From from;
   if (h.job_id != config_.job_id || h.job_token != config_.token) return from;
   int who = -1;
-  if (h.type == wire::MessageType::kPartial) {
+  if (h.type == wire::MessageType::kPartial && (h.flags & wire::flags::kPassed)) {
+    // A best-effort switch's chunk, completed by its proxy (ATP's second
+    // level): counts as that switch's partial, from the proxy's address only.
+    auto it = by_node_.find(h.agg_node);
+    if (it != by_node_.end() && config_.contributors[it->second].proxy_ip != 0 &&
+        config_.contributors[it->second].proxy_ip == v.address.src_ip) {
+      who = it->second;
+      from.bit = static_cast<uint32_t>(who);
+      from.weight = static_cast<uint32_t>(config_.contributors[who].members.size());
+      from.proxied = true;
+    }
+  } else if (h.type == wire::MessageType::kPartial) {
     if (auto it = by_ip_.find(v.address.src_ip); it != by_ip_.end()) who = it->second;
     if (who >= 0) {
       from.bit = static_cast<uint32_t>(who);
@@ -126,10 +137,12 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
     return;
   }
   const size_t contributors = config_.contributors.size();
-  // A passed DATA still carries what its member sent to the switch.
+  // A passed DATA still carries what its member sent to the switch, and a
+  // proxy's partial the same fan-in.
   const bool addressed =
-      from.passed ? h.fan_in == config_.contributors[who].members.size()
-                  : h.agg_node == static_cast<uint16_t>(config_.node) && h.fan_in == contributors;
+      from.passed || from.proxied
+          ? h.fan_in == config_.contributors[who].members.size()
+          : h.agg_node == static_cast<uint16_t>(config_.node) && h.fan_in == contributors;
   if (!addressed || h.slot >= config_.slots || h.num_elements != config_.elements) {
     ++stats_.rejected;
     return;
@@ -170,6 +183,7 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
   }
   ++stats_.contributions;
   if (from.passed) ++stats_.passed;
+  if (from.proxied) ++stats_.proxied;
   if (!c.complete) return;
   ++stats_.completed;
   if (c.flags & wire::flags::kOverflow) ++stats_.overflows;

@@ -31,6 +31,7 @@ struct RootStats {
   uint64_t foreign = 0;         // another job's (id or token), or not from a contributor's source
   uint64_t rejected = 0;        // parsed, but not a contributor, fan-in or slot of this job
   uint64_t passed = 0;          // DATA a best-effort switch passed on, added to a sum
+  uint64_t proxied = 0;         // partials a proxy sent in a best-effort switch's stead, added
 };
 
 class RootEngine {
@@ -55,6 +56,7 @@ class RootEngine {
     uint32_t bit = 0;
     uint32_t weight = 1;
     bool passed = false;
+    bool proxied = false;  // the contributor's partial, from its proxy
   };
   From Contributor(const wire::FrameView& v) const;
   // Whether the chunk in copy `copy_index` already has `from`'s share in the

@@ -39,12 +39,7 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
       return s;
   }
   std::vector<std::pair<uint32_t, uint32_t>> pools;
-  for (const auto& [id, job] : c.jobs) {
-    const std::string where = absl::StrFormat("job %d", id);
-    if (job.job_id != id) return bad(where + ": keyed under a different job id");
-    if (job.token == 0) return bad(where + ": token 0 is refused (docs/security.md)");
-    if (!job.aggregate) continue;
-    const JobEntry::Aggregate& a = *job.aggregate;
+  auto check_aggregate = [&](const JobEntry::Aggregate& a, const std::string& where) {
     if (a.members.empty() || a.members.size() > kMaxMembers) {
       return bad(absl::StrFormat("%s: %d members; an aggregating switch takes 1 to %d per job",
                                  where, a.members.size(), kMaxMembers));
@@ -66,8 +61,8 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
     }
     for (const auto& [base, size] : pools) {
       if (a.slot_base < base + size && base < a.slot_base + a.slots) {
-        return bad(absl::StrFormat("%s: slots [%d, %d) overlap another job's pool", where,
-                                   a.slot_base, a.slot_base + a.slots));
+        return bad(absl::StrFormat("%s: slots [%d, %d) overlap another pool", where, a.slot_base,
+                                   a.slot_base + a.slots));
       }
     }
     pools.emplace_back(a.slot_base, a.slots);
@@ -84,6 +79,31 @@ absl::Status ValidateConfig(const SwitchConfig& c) {
         return bad(absl::StrFormat("%s: bit %d used twice", mw, m.bit));
       if (m.result_label == 0) return bad(mw + ": result_label must be set");
       if (absl::Status s = check_port(m.to, mw); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  };
+  for (const auto& [id, job] : c.jobs) {
+    const std::string where = absl::StrFormat("job %d", id);
+    if (job.job_id != id) return bad(where + ": keyed under a different job id");
+    if (job.token == 0) return bad(where + ": token 0 is refused (docs/security.md)");
+    if (job.aggregate) {
+      if (absl::Status s = check_aggregate(*job.aggregate, where); !s.ok()) return s;
+    }
+    for (const auto& [owner, a] : job.proxies) {
+      const std::string pw = absl::StrFormat("%s proxy for node %d", where, owner);
+      if (owner == c.node_id) return bad(pw + ": a switch is no proxy for itself");
+      if (a.root_node != owner) {
+        return bad(absl::StrFormat("%s: root_node %d; a proxy's partial stands for its owner", pw,
+                                   a.root_node));
+      }
+      if (a.root_fan_in != a.fan_in) {
+        return bad(
+            absl::StrFormat("%s: root_fan_in %d but fan_in %d; a proxy's partial carries "
+                            "the owner's fan-in",
+                            pw, a.root_fan_in, a.fan_in));
+      }
+      if (!a.best_effort) return bad(pw + ": a proxy is best effort");
+      if (absl::Status s = check_aggregate(a, pw); !s.ok()) return s;
     }
   }
   return absl::OkStatus();
@@ -288,6 +308,19 @@ absl::StatusOr<JobEntry> ParseJob(const Json& j, const std::string& where) {
     if (!agg.ok()) return agg.status();
     job.aggregate = *std::move(agg);
   }
+  if (j.contains("proxies")) {
+    if (!j["proxies"].is_array()) return Error(where + ".proxies", "must be an array");
+    for (size_t i = 0; i < j["proxies"].size(); ++i) {
+      const std::string pw = absl::StrFormat("%s.proxies[%d]", where, i);
+      auto owner = Uint(j["proxies"][i], "owner", pw, 65535);
+      if (!owner.ok()) return owner.status();
+      auto agg = ParseAggregate(j["proxies"][i], pw);
+      if (!agg.ok()) return agg.status();
+      if (!job.proxies.emplace(static_cast<uint16_t>(*owner), *std::move(agg)).second) {
+        return Error(pw + ".owner", "listed twice");
+      }
+    }
+  }
   return job;
 }
 
@@ -348,9 +381,7 @@ std::string ConfigToJson(const SwitchConfig& c) {
     Ordered j;
     j["job_id"] = id;
     j["token"] = job.token;
-    if (job.aggregate) {
-      const JobEntry::Aggregate& a = *job.aggregate;
-      Ordered agg;
+    auto aggregate_json = [](const JobEntry::Aggregate& a, Ordered agg) {
       agg["fan_in"] = a.fan_in;
       agg["elements"] = a.elements;
       agg["slot_base"] = a.slot_base;
@@ -368,7 +399,14 @@ std::string ConfigToJson(const SwitchConfig& c) {
         mj["result_label"] = m.result_label;
         agg["members"].push_back(mj);
       }
-      j["aggregate"] = agg;
+      return agg;
+    };
+    if (job.aggregate) j["aggregate"] = aggregate_json(*job.aggregate, Ordered::object());
+    if (!job.proxies.empty()) {
+      j["proxies"] = Ordered::array();
+      for (const auto& [owner, a] : job.proxies) {
+        j["proxies"].push_back(aggregate_json(a, Ordered{{"owner", owner}}));
+      }
     }
     doc["jobs"].push_back(j);
   }
@@ -395,7 +433,8 @@ std::string CountersToJson(const Counters& counters) {
                                 {"duplicates", j.duplicates},
                                 {"overflows", j.overflows},
                                 {"passed", j.passed},
-                                {"passed_chunks", j.passed_chunks}};
+                                {"passed_chunks", j.passed_chunks},
+                                {"proxied", j.proxied}};
   }
   doc["jobs"] = jobs;
   Ordered ports = Ordered::array();

@@ -67,6 +67,7 @@ void Counters::Add(const Counters& o) {
     m.overflows += j.overflows;
     m.passed += j.passed;
     m.passed_chunks += j.passed_chunks;
+    m.proxied += j.proxied;
   }
   if (ports.size() < o.ports.size()) ports.resize(o.ports.size());
   for (size_t p = 0; p < o.ports.size(); ++p) {

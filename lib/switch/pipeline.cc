@@ -69,38 +69,60 @@ absl::StatusOr<Pipeline> Pipeline::Create(SwitchConfig config) {
   return p;
 }
 
+namespace {
+
+// A pool's state for aggregate `a`: `old`'s if its pool did not change (a
+// table reload must not lose chunks in flight), fresh otherwise.
+template <typename State>
+std::unique_ptr<State> StateFor(const JobEntry::Aggregate& a, std::unique_ptr<State> old) {
+  std::unique_ptr<State> s;
+  if (old && old->copies.size() == 2u * a.slots &&
+      old->values.size() == 2u * a.slots * a.elements) {
+    s = std::move(old);
+  } else {
+    s = std::make_unique<State>();
+    s->copies.assign(2u * a.slots, aggregation::Copy{});
+    s->bitmaps.assign(2u * a.slots * State::kBitmapWords, 0);
+    s->values.assign(2u * a.slots * a.elements, 0);
+    s->passed.assign(2u * a.slots, typename State::PassMark{});
+  }
+  s->member.assign(65536, 0);
+  for (size_t i = 0; i < a.members.size(); ++i) {
+    s->member[a.members[i].rank] = static_cast<uint16_t>(i + 1);
+  }
+  return s;
+}
+
+}  // namespace
+
 void Pipeline::BuildState() {
   counters_.ports.resize(config_.num_ports);
   queue_depth_.resize(config_.num_ports, 0);
   std::map<uint16_t, std::unique_ptr<JobState>> next;
+  std::map<std::pair<uint16_t, uint16_t>, std::unique_ptr<JobState>> next_proxies;
   // The credit a best-effort job's whole chunk needs must fit in the bucket.
   credit_cap_bits_ = kCapacityBurstBits;
-  for (const auto& [id, job] : config_.jobs) {
-    if (!job.aggregate) continue;
-    const JobEntry::Aggregate& a = *job.aggregate;
+  auto fit = [&](const JobEntry::Aggregate& a) {
     credit_cap_bits_ = std::max(credit_cap_bits_, 8.0 * a.fan_in * wire::FrameBytes(a.elements));
-    auto old = state_.find(id);
-    std::unique_ptr<JobState> s;
-    // Keep the slots of a job whose pool did not change (a table reload must
-    // not lose chunks in flight).
-    if (old != state_.end() && old->second->copies.size() == 2u * a.slots &&
-        old->second->values.size() == 2u * a.slots * a.elements) {
-      s = std::move(old->second);
-    } else {
-      s = std::make_unique<JobState>();
-      s->copies.assign(2u * a.slots, aggregation::Copy{});
-      s->bitmaps.assign(2u * a.slots * JobState::kBitmapWords, 0);
-      s->values.assign(2u * a.slots * a.elements, 0);
-      s->passed.assign(2u * a.slots, JobState::PassMark{});
+  };
+  for (const auto& [id, job] : config_.jobs) {
+    for (const auto& [owner, a] : job.proxies) {
+      fit(a);
+      auto old = proxy_state_.find({id, owner});
+      next_proxies.emplace(
+          std::pair{id, owner},
+          StateFor<JobState>(a, old == proxy_state_.end() ? nullptr : std::move(old->second)));
     }
-    s->member.assign(65536, 0);
-    for (size_t i = 0; i < a.members.size(); ++i) {
-      s->member[a.members[i].rank] = static_cast<uint16_t>(i + 1);
-    }
-    next.emplace(id, std::move(s));
+    if (!job.aggregate && job.proxies.empty()) continue;
     counters_.jobs[id];
+    if (!job.aggregate) continue;
+    fit(*job.aggregate);
+    auto old = state_.find(id);
+    next.emplace(id, StateFor<JobState>(*job.aggregate,
+                                        old == state_.end() ? nullptr : std::move(old->second)));
   }
   state_ = std::move(next);
+  proxy_state_ = std::move(next_proxies);
   credit_bits_ = std::min(credit_bits_, credit_cap_bits_);
 }
 
@@ -115,7 +137,7 @@ void Pipeline::ResetCounters() {
   counters_ = Counters{};
   counters_.ports.resize(config_.num_ports);
   for (const auto& [id, job] : config_.jobs) {
-    if (job.aggregate) counters_.jobs[id];
+    if (job.aggregate || !job.proxies.empty()) counters_.jobs[id];
   }
 }
 
@@ -188,6 +210,15 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     return;
   }
   if (h.agg_node != config_.node_id) {
+    // ATP's second level: the owner passed this chunk on, and this switch
+    // is its proxy.
+    if (h.type == MessageType::kData && (h.flags & wire::flags::kPassed)) {
+      if (auto proxy = job.proxies.find(h.agg_node); proxy != job.proxies.end()) {
+        Aggregate(frame, view, job, proxy->second, true, *proxy_state_.at({h.job_id, h.agg_node}),
+                  in_port, out);
+        return;
+      }
+    }
     ForwardByLabel(frame, view, out);
     return;
   }
@@ -197,7 +228,7 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     return;
   }
   if (h.type == MessageType::kData) {
-    Aggregate(frame, view, job, *state->second, in_port, out);
+    Aggregate(frame, view, job, *job.aggregate, false, *state->second, in_port, out);
   } else {
     Replicate(frame, view, job, *state->second, in_port, out);
   }
@@ -270,9 +301,9 @@ void Pipeline::ForwardByLabel(absl::Span<uint8_t> frame, const FrameView& view, 
 }
 
 void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
-                         JobState& state, uint16_t in_port, Output* out) {
+                         const JobEntry::Aggregate& agg, bool proxy, JobState& state,
+                         uint16_t in_port, Output* out) {
   const Header& h = view.header;
-  const JobEntry::Aggregate& agg = *job.aggregate;
   JobCounters& jc = counters_.jobs[h.job_id];
   const uint16_t index = state.member[h.rank];
   if (index == 0) {
@@ -314,7 +345,7 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
   if (agg.best_effort) {
     switch (PassOn(view, agg, state, copy_index)) {
       case Admission::kPass:
-        Pass(frame, view, job, out);
+        Pass(frame, view, job, agg, out);
         return;
       case Admission::kStale:
         DropPacket(Reason(Drop::kStale));
@@ -346,7 +377,9 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
       // Another chunk is mid-aggregation here: tell the sender, drop.
       ++jc.collisions;
       DropPacket(Reason(Drop::kCollision));
-      Signal(view, job, member, out);
+      // A proxy is not the member's aggregation node, whose SIGNALs alone
+      // the member takes: its loss recovery resends instead.
+      if (!proxy) Signal(view, job, member, out);
       return;
     case aggregation::Verdict::kDuplicate:
       ++jc.duplicates;
@@ -356,17 +389,17 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
       // The partial (or the result on its way back) was lost: the partial
       // goes to the root again, naming the rank that asked.
       ++jc.partials_resent;
-      EmitPartial(view, job, state, copy_index, h.rank, out);
+      EmitPartial(view, job, agg, proxy, state, copy_index, h.rank, out);
       return;
     case aggregation::Verdict::kFirst:
     case aggregation::Verdict::kAdded:
       break;
   }
-  ++jc.data;
+  ++(proxy ? jc.proxied : jc.data);
   if (c.complete) {
     ++jc.partials;
     if (c.flags & wire::flags::kOverflow) ++jc.overflows;
-    EmitPartial(view, job, state, copy_index, wire::kAllRanks, out);
+    EmitPartial(view, job, agg, proxy, state, copy_index, wire::kAllRanks, out);
   }
 }
 
@@ -396,11 +429,10 @@ Pipeline::Admission Pipeline::PassOn(const FrameView& view, const JobEntry::Aggr
 }
 
 void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
-                    Output* out) {
+                    const JobEntry::Aggregate& agg, Output* out) {
   // On toward the root, unchanged but for the hop: the partials' path, the
   // PASSED flag, the root as destination and this switch as the previous
   // hop. The source address stays the member's, which the root checks.
-  const JobEntry::Aggregate& agg = *job.aggregate;
   uint8_t* f = frame.data();
   if (f[kTtlOffset] <= 1) {
     DropPacket(Reason(Drop::kTtlExpired));
@@ -419,14 +451,17 @@ void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobE
   Emit(agg.root.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
-void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job, JobState& state,
+void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job,
+                           const JobEntry::Aggregate& agg, bool proxy, JobState& state,
                            uint32_t copy_index, uint16_t requester, Output* out) {
-  const JobEntry::Aggregate& agg = *job.aggregate;
   const aggregation::Copy& c = state.copies[copy_index];
   Header p;
   p.type = MessageType::kPartial;
+  // A proxy's partial carries PASSED: the root takes it, from this switch,
+  // as the owner's (agg_node), which this switch could not be otherwise.
   p.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | c.flags |
-                                 (requester != wire::kAllRanks ? wire::flags::kRetransmit : 0));
+                                 (requester != wire::kAllRanks ? wire::flags::kRetransmit : 0) |
+                                 (proxy ? wire::flags::kPassed : 0));
   if (Congested(agg.root.port)) p.flags |= wire::flags::kCongestion;
   p.job_id = job.job_id;
   p.job_token = job.token;

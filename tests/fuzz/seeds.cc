@@ -93,6 +93,18 @@ int main(int argc, char** argv) {
     auto entries = sw::ConfigToP4Entries(config);
     if (!entries.ok() || !Write(dir / "p4_entries" / config.name, *entries)) return 1;
   }
+  // The same plan best effort (ATP): S1's tables then hold proxies for S2
+  // and S3, and the root's name S1 as their proxy.
+  planner::Plan best_effort = *switchml;
+  best_effort.best_effort = true;
+  auto be_configs = control::BuildSwitchConfigs(*testbed, best_effort, params);
+  auto be_root = control::BuildRootConfig(*testbed, best_effort, params);
+  if (!be_configs.ok() || !be_root.ok() ||
+      !Write(dir / "switch" / "S1_best_effort",
+             sw::ConfigToJson(be_configs->at(*testbed->Find("S1")))) ||
+      !Write(dir / "host" / "root_best_effort", "R" + control::RootConfigToJson(*be_root))) {
+    return 1;
+  }
   // Host configs and transport specs (host_config_fuzz), and frames for the
   // root of the same job (root_fuzz): a PARTIAL from each aggregating switch.
   auto workers = control::BuildWorkerConfigs(*testbed, *switchml, params);

@@ -1,10 +1,12 @@
 #include "grid/planner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "planner/authors.h"
 #include "planner/builtin.h"
 
 namespace grid::planner {
@@ -360,6 +362,69 @@ TEST(PlanJson, RoundTripsAndRejects) {
   reject("\"label\": 1,", "\"label\": 70000,", "paths[0].label");
   reject("\"aggregator\": \"", "\"aggregator\": \"nowhere", "unknown node");
   EXPECT_FALSE(ParsePlanJson(topo, "{").ok());
+}
+
+// grid-sim --baselines=authors: the closed forms of lib/planner/authors.h on
+// the testbed (W1, W2 and the PS at S1; W3, W4, W7 at S2; W5, W6, W8 at S3),
+// B = T = 100 Gbps.
+TEST(AuthorsBaselines, FollowTheFormulas) {
+  const Topology topo = Make("testbed");
+  const JobSpec job = Job(topo, 8);
+  const NodeId s1 = *topo.Find("S1"), s2 = *topo.Find("S2"), s3 = *topo.Find("S3");
+  std::vector<double> cap(topo.num_nodes(), 0);
+  cap[s1] = 450;  // room for four workers at T
+  cap[s2] = 250;  // for two
+  cap[s3] = 30;   // for none; C_s / count_s = 10, below band / |S|
+  auto rank_of = [&](const char* name) {
+    const NodeId host = *topo.Find(name);
+    return static_cast<int>(std::find(job.workers.begin(), job.workers.end(), host) -
+                            job.workers.begin());
+  };
+
+  auto geryon = AuthorsBaseline(topo, job, "geryon", cap);
+  ASSERT_TRUE(geryon.ok()) << geryon.status();
+  EXPECT_DOUBLE_EQ(geryon->mean_gbps, 100.0 / 8);
+  EXPECT_DOUBLE_EQ(geryon->ps_ingress_gbps, 100);
+
+  // Every worker at its ToR: max(100 / 3, C_s / count_s).
+  auto switchml = AuthorsBaseline(topo, job, "switchml", cap);
+  ASSERT_TRUE(switchml.ok()) << switchml.status();
+  EXPECT_DOUBLE_EQ(switchml->worker_gbps[rank_of("W1")], 450.0 / 2);
+  EXPECT_DOUBLE_EQ(switchml->worker_gbps[rank_of("W3")], 250.0 / 3);
+  EXPECT_DOUBLE_EQ(switchml->worker_gbps[rank_of("W5")], 100.0 / 3);
+  EXPECT_DOUBLE_EQ(switchml->min_gbps, 100.0 / 3);
+  EXPECT_DOUBLE_EQ(switchml->ps_ingress_gbps, 450.0 / 2 + 250.0 / 3 + 100.0 / 3);
+
+  // Greedy by rank (W1..W8): W5 and W6 find S3 full and go to the PS-side
+  // ToR S1, which W1 and W2 already use; W7 finds S2 full after W3 and W4,
+  // and S1 full too, so it goes to the PS, as does W8. Four flows share the
+  // PS ingress: S1's, S2's, W7's and W8's.
+  auto atp = AuthorsBaseline(topo, job, "atp", cap);
+  ASSERT_TRUE(atp.ok()) << atp.status();
+  EXPECT_DOUBLE_EQ(atp->worker_gbps[rank_of("W5")], 450.0 / 4);
+  EXPECT_DOUBLE_EQ(atp->switch_load_gbps.at(s1), 450);
+  EXPECT_DOUBLE_EQ(atp->worker_gbps[rank_of("W3")], 250.0 / 2);
+  EXPECT_DOUBLE_EQ(atp->worker_gbps[rank_of("W7")], 100.0 / 4);
+  EXPECT_DOUBLE_EQ(atp->worker_gbps[rank_of("W8")], 100.0 / 4);
+  EXPECT_EQ(atp->switch_load_gbps.count(s3), 0u);
+
+  auto unknown = AuthorsBaseline(topo, job, "grid", cap);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("\"grid\""));
+  auto short_caps = AuthorsBaseline(topo, job, "atp", {1.0});
+  EXPECT_THAT(short_caps.status().message(), HasSubstr("capacities"));
+
+  // The authors' draw: 3200 + randint(-1000, 0) for a switch that is not
+  // programmable; a programmable one keeps the topology's C_s.
+  const Topology fat = Make("fattree:k=4,hosts=2,prog=tor,cap=fixed:700");
+  const std::vector<double> drawn = AuthorsCapacities(fat, 1);
+  for (NodeId s : fat.Switches()) {
+    if (fat.node(s).programmable) {
+      EXPECT_EQ(drawn[s], 700);
+    } else {
+      EXPECT_GE(drawn[s], 2200);
+      EXPECT_LE(drawn[s], 3200);
+    }
+  }
 }
 
 }  // namespace

@@ -201,6 +201,100 @@ TEST_F(PipelineTest, BestEffortPassesWholeChunksOnWhenOutOfCapacity) {
             wire::MessageType::kPartial);
 }
 
+// ATP's second level: with a best-effort plan, S1 (the root's ToR) is the
+// proxy of S2 and S3. S2's passed chunk is aggregated at S1 and goes to the
+// root as one partial that stands for S2's; a retransmission into the
+// complete proxy copy resends it; without capacity, S1 passes the chunk on
+// to the root in turn.
+TEST_F(PipelineTest, ProxyAtTheRootsTorCompletesPassedChunks) {
+  Job j = job_;
+  j.plan.best_effort = true;
+  j.configs = *control::BuildSwitchConfigs(j.topo, j.plan, j.params);
+  const SwitchConfig& s1c = j.configs.at(s1_);
+  ASSERT_EQ(s1c.jobs.at(7).proxies.size(), 2u);  // S2's and S3's
+  const JobEntry::Aggregate& proxy = s1c.jobs.at(7).proxies.at(static_cast<uint16_t>(s2_));
+  EXPECT_EQ(proxy.root_node, s2_);
+  EXPECT_GE(proxy.slot_base, s1c.jobs.at(7).aggregate->slot_base + j.params.slots);
+  EXPECT_TRUE(j.configs.at(s2_).jobs.at(7).proxies.empty());
+  // S2 without credit passes the chunk after the one Exhaust stopped at.
+  SwitchConfig s2c = j.configs.at(s2_);
+  s2c.capacity_gbps = 1;
+  Pipeline s2 = *Pipeline::Create(s2c);
+  const uint32_t chunk = Exhaust(s2, j, MemberPort) + 1;
+  std::vector<std::vector<uint8_t>> passed;
+  for (int r : {2, 3, 6}) {
+    auto f = DataFrame(j, r, 1, chunk, {r, 10 * r, 0, -r});
+    Output out;
+    s2.Process(absl::MakeSpan(f), MemberPort(j, r), &out);
+    ASSERT_EQ(out.frames.size(), 1u);
+    const auto bytes = out.Bytes(out.frames[0], f);
+    passed.emplace_back(bytes.begin(), bytes.end());
+  }
+  Pipeline s1 = *Pipeline::Create(s1c);
+  const uint16_t from_s2 = j.PortTo(s1_, s2_), to_root = j.PortTo(s1_, j.plan.job.root);
+  Output out;
+  for (size_t i = 0; i < passed.size(); ++i) {
+    std::vector<uint8_t> f = passed[i];
+    out.Clear();
+    s1.Process(absl::MakeSpan(f), from_s2, &out);
+  }
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].port, to_root);
+  auto partial = wire::DecodeFrame(out.Bytes(out.frames[0], {}));
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(partial->header.type, wire::MessageType::kPartial);
+  EXPECT_NE(partial->header.flags & wire::flags::kPassed, 0);
+  EXPECT_EQ(partial->header.agg_node, s2_);
+  EXPECT_EQ(partial->header.fan_in, 3);
+  EXPECT_EQ(partial->header.chunk, chunk);
+  EXPECT_EQ(partial->address.src_ip, control::NodeIp(s1_));
+  EXPECT_EQ(wire::LoadElement(partial->payload, 1), 10 * (2 + 3 + 6));
+  EXPECT_EQ(s1.counters().jobs.at(7).proxied, 3u);
+  EXPECT_EQ(s1.counters().jobs.at(7).data, 0u);
+  // A member's retransmission, passed on again by S2, gets the partial again.
+  auto again =
+      DataFrame(j, 3, 1, chunk, {3, 30, 0, -3}, wire::flags::kRetransmit | wire::flags::kPassed);
+  out.Clear();
+  s1.Process(absl::MakeSpan(again), from_s2, &out);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(s1.counters().jobs.at(7).partials_resent, 1u);
+  // Passed DATA on another port than S2's is refused.
+  std::vector<uint8_t> wrong_port = passed[0];
+  out.Clear();
+  s1.Process(absl::MakeSpan(wrong_port), j.PortTo(s1_, j.node("S3")), &out);
+  EXPECT_TRUE(out.frames.empty());
+  EXPECT_EQ(s1.counters().drops[static_cast<int>(Drop::kBadIngress)], 1u);
+  // Without capacity at S1, the proxy passes a chunk on to the root, whole.
+  SwitchConfig tight = s1c;
+  tight.capacity_gbps = 1;
+  Pipeline s1t = *Pipeline::Create(tight);
+  for (uint32_t c = 0;; ++c) {
+    ASSERT_LT(c, 100000u) << "the starting burst never ran out";
+    auto f = DataFrame(j, 2, 1, c, {1, 1, 1, 1}, wire::flags::kPassed);
+    out.Clear();
+    s1t.Process(absl::MakeSpan(f), from_s2, &out);
+    if (out.frames.empty()) {  // taken into a proxy copy: complete it
+      for (int r : {3, 6}) {
+        auto g = DataFrame(j, r, 1, c, {1, 1, 1, 1}, wire::flags::kPassed);
+        out.Clear();
+        s1t.Process(absl::MakeSpan(g), from_s2, &out);
+      }
+      ASSERT_EQ(out.frames.size(), 1u);  // the partial
+      continue;
+    }
+    ASSERT_EQ(out.frames.size(), 1u);
+    auto on = wire::DecodeFrame(out.Bytes(out.frames[0], f));
+    ASSERT_TRUE(on.ok()) << on.status();
+    EXPECT_EQ(on->header.type, wire::MessageType::kData);
+    EXPECT_EQ(on->header.agg_node, s2_);
+    EXPECT_EQ(on->header.path, j.labels.to_root.at(s2_));
+    EXPECT_EQ(out.frames[0].port, to_root);
+    EXPECT_EQ(on->address.src_ip, control::NodeIp(j.plan.job.workers[2]));
+    break;
+  }
+  EXPECT_EQ(s1t.counters().jobs.at(7).passed, 1u);
+}
+
 TEST_F(PipelineTest, DuplicateIntoIncompleteIsDropped) {
   Feed(DataFrame(job_, 2, 1, 0, {1, 1, 1, 1}));
   EXPECT_TRUE(
@@ -585,7 +679,32 @@ TEST(SwitchConfig, JsonRoundTripAndValidation) {
   JobEntry other = two.jobs.at(7);
   other.job_id = 8;
   two.jobs[8] = other;
-  EXPECT_THAT(ValidateConfig(two).message(), HasSubstr("overlap another job's pool"));
+  EXPECT_THAT(ValidateConfig(two).message(), HasSubstr("overlap another pool"));
+  // A best-effort plan's proxies (ATP's second level) survive the round
+  // trip, and a proxy that does not stand for its owner is refused.
+  Job atp = testing::MakeJob("testbed", "switchml", 8);
+  atp.plan.best_effort = true;
+  auto atp_configs = control::BuildSwitchConfigs(atp.topo, atp.plan, atp.params);
+  ASSERT_TRUE(atp_configs.ok()) << atp_configs.status();
+  SwitchConfig s1 = atp_configs->at(atp.node("S1"));
+  ASSERT_EQ(s1.jobs.at(7).proxies.size(), 2u);
+  auto s1_back = ParseConfigJson(ConfigToJson(s1));
+  ASSERT_TRUE(s1_back.ok()) << s1_back.status();
+  EXPECT_EQ(ConfigToJson(*s1_back), ConfigToJson(s1));
+  SwitchConfig bad_proxy = s1;
+  bad_proxy.jobs.at(7).proxies.begin()->second.root_node = s1.node_id;
+  EXPECT_THAT(ValidateConfig(bad_proxy).message(), HasSubstr("stands for its owner"));
+  bad_proxy = s1;
+  bad_proxy.jobs.at(7).proxies.begin()->second.slot_base = 0;  // the job's own pool
+  EXPECT_THAT(ValidateConfig(bad_proxy).message(), HasSubstr("overlap another pool"));
+  bad_proxy = s1;
+  bad_proxy.jobs.at(7).proxies.begin()->second.best_effort = false;
+  EXPECT_THAT(ValidateConfig(bad_proxy).message(), HasSubstr("a proxy is best effort"));
+  // A PS-side ToR without the slots for the proxies' pools is an error
+  // that names the job and both switches (S2's pool fits here, S3's not).
+  atp.params.slots = 4096 / 3 + 1;
+  EXPECT_THAT(control::BuildSwitchConfigs(atp.topo, atp.plan, atp.params).status().message(),
+              HasSubstr("switch \"S1\", proxy for \"S3\": its pool"));
   SwitchConfig members = agg->second;
   members.jobs.at(7).aggregate->fan_in += 1;
   EXPECT_THAT(ValidateConfig(members).message(), HasSubstr("fan_in"));

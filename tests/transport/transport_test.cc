@@ -273,6 +273,20 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   auto atp_back = control::ParseRootConfigJson(atp_json);
   ASSERT_TRUE(atp_back.ok()) << atp_back.status();
   EXPECT_EQ(control::RootConfigToJson(*atp_back), atp_json);
+  // S2's and S3's chunks may come completed by their proxy, S1 (the root's
+  // ToR); S1 itself has none.
+  int proxied = 0;
+  for (const auto& c : atp_root->contributors) {
+    if (c.proxy_ip == 0) continue;
+    ++proxied;
+    EXPECT_EQ(c.proxy_ip, control::NodeIp(*topo.Find("S1")));
+    EXPECT_NE(c.node, *topo.Find("S1"));
+  }
+  EXPECT_EQ(proxied, 2);
+  control::RootConfig bad_proxy = *atp_root;
+  for (auto& c : bad_proxy.contributors) c.members.clear();
+  EXPECT_THAT(control::ParseRootConfigJson(control::RootConfigToJson(bad_proxy)).status().message(),
+              HasSubstr("proxy_ip: only on a switch with members"));
   control::RootConfig bad_member = *atp_root;
   bad_member.contributors[0].members[0].rank = 99;
   EXPECT_THAT(

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "grid/numerics.h"
 #include "gtest/gtest.h"
+#include "root/engine.h"
 #include "tools/attacks.h"
 #include "util/random.h"
 #include "worker/cluster.h"
@@ -319,6 +320,72 @@ TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
   engine.Poll(absl::Now());
   EXPECT_TRUE(op->done);
   EXPECT_EQ(out, in);  // the one contribution: its own
+}
+
+// ATP's second level at the root: a partial with PASSED counts as a
+// best-effort switch's own only from that switch's proxy (S1, the root's
+// ToR, through the root's first hop). From anyone else, or for a switch
+// without a proxy, it is foreign and changes no sum.
+TEST(RootChecks, ProxyPartialsCountOnlyFromTheProxy) {
+  const topology::Topology topo = *topology::GenerateTopology("testbed");
+  planner::PlannerOptions options;
+  options.atp_best_effort = true;
+  const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("atp", options))
+                                  ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
+  control::JobParams params;
+  params.job_id = 5;
+  params.token = 0x1234;
+  params.slots = 4;
+  params.elements = 4;
+  const control::RootConfig config = *control::BuildRootConfig(topo, plan, params);
+  const NodeId s1 = *topo.Find("S1"), s2 = *topo.Find("S2"), s3 = *topo.Find("S3");
+  const wire::MacAddress first_hop = config.contributors[0].next_hop_mac;
+  auto partial = [&](NodeId from, NodeId agg_node, uint16_t fan_in, uint8_t flags, int32_t value) {
+    wire::Header h;
+    h.type = wire::MessageType::kPartial;
+    h.flags = flags;
+    h.job_id = params.job_id;
+    h.job_token = params.token;
+    h.agg_node = static_cast<uint16_t>(agg_node);
+    h.fan_in = fan_in;
+    h.chunk = 0;
+    h.exponent = 130;
+    h.num_elements = params.elements;
+    wire::FrameAddress a;
+    a.src_ip = control::NodeIp(from);
+    a.dst_ip = config.ip;
+    a.src_mac = first_hop;
+    a.dst_mac = config.mac;
+    std::vector<uint8_t> payload(4 * params.elements);
+    for (int i = 0; i < params.elements; ++i) wire::StoreElement(payload.data(), i, value);
+    std::vector<uint8_t> f(wire::FrameBytes(params.elements));
+    (void)wire::EncodeFrame(a, h, payload, absl::MakeSpan(f));
+    return f;
+  };
+  const auto root_fan_in = static_cast<uint16_t>(config.contributors.size());
+  const uint8_t kPassed = wire::flags::kPassed;
+  HandTransport transport;
+  root::RootEngine engine(config, &transport);
+  // Forged: S2's chunk "completed" by S2 itself, by S3, or by a worker; and
+  // a proxy partial for S1, which has no proxy.
+  engine.OnFrame(partial(s2, s2, 3, kPassed, 1000));
+  engine.OnFrame(partial(s3, s2, 3, kPassed, 1000));
+  engine.OnFrame(partial(plan.job.workers[2], s2, 3, kPassed, 1000));
+  engine.OnFrame(partial(s1, s1, 2, kPassed, 1000));
+  EXPECT_EQ(engine.stats().foreign, 4u);
+  EXPECT_EQ(engine.stats().contributions, 0u);
+  // The real ones: S2's chunk from its proxy, S1's and S3's own partials.
+  engine.OnFrame(partial(s1, s2, 3, kPassed, 3));
+  engine.OnFrame(partial(s1, config.node, root_fan_in, 0, 2));
+  engine.Flush();
+  EXPECT_TRUE(transport.sent.empty());
+  engine.OnFrame(partial(s3, config.node, root_fan_in, 0, 3));
+  engine.Flush();
+  EXPECT_EQ(engine.stats().proxied, 1u);
+  EXPECT_EQ(engine.stats().completed, 1u);
+  ASSERT_EQ(transport.sent.size(), 3u);  // one RESULT per contributor
+  const wire::FrameView result = *wire::DecodeFrame(transport.sent[0]);
+  EXPECT_EQ(wire::LoadElement(result.payload, 0), 3 + 2 + 3);
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 #include <numeric>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "grid/numerics.h"
+#include "grid/switch.h"
+#include "grid/wire.h"
 #include "gtest/gtest.h"
 #include "util/random.h"
 #include "worker/cluster.h"
@@ -274,22 +277,20 @@ TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   EXPECT_GT(switches, 0);
 }
 
-// ATP as it behaves (docs/switch.md, "Best effort"): switches whose
-// aggregation capacity C_s binds pass whole chunks on to the root, which
-// completes them from the members' DATA. Under loss and duplication every
-// sum stays exact, and both paths are taken.
-TEST_F(Allreduce, BestEffortSwitchesPassChunksOnAndSumsStayExact) {
-  auto o = Options();
-  // 0.5 Mbps: the starting burst of credit aggregates the first chunks, and
-  // most of the rest must be passed on, however fast the build runs.
-  o.topology = "testbed:cap=fixed:0.0005";
+// An ATP job, best effort, on `topology` with 1% loss, duplication and
+// reordering on every hop.
+testing::ClusterOptions BestEffortOptions(const char* topology) {
+  auto o = Allreduce::Options();
+  o.topology = topology;
   o.planner = "atp";
   o.planner_options.atp_best_effort = true;
   o.impairment = {0.01, 0.01, 0.01};
   o.comm.engine.rto = absl::Milliseconds(5);
-  testing::Cluster cluster(o);
-  ASSERT_TRUE(cluster.plan().best_effort);
-  const size_t n = 64 * 1500;
+  return o;
+}
+
+// Two int32 allreduces of n elements on every rank, every element checked.
+void AllReduceTwiceExactly(testing::Cluster& cluster, size_t n) {
   std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
   for (int r = 0; r < cluster.size(); ++r) in.push_back(IntInput(r, n));
   cluster.Run([&](int r) {
@@ -302,6 +303,19 @@ TEST_F(Allreduce, BestEffortSwitchesPassChunksOnAndSumsStayExact) {
     for (size_t i = 0; i < n; ++i) expected[i] += v[i];
   }
   for (int r = 0; r < cluster.size(); ++r) ASSERT_EQ(out[r], expected) << "rank " << r;
+}
+
+// ATP as it behaves (docs/switch.md, "Best effort"): switches whose
+// aggregation capacity C_s binds pass whole chunks on to the root, which
+// completes them from the members' DATA. Under loss and duplication every
+// sum stays exact, and both paths are taken.
+TEST_F(Allreduce, BestEffortSwitchesPassChunksOnAndSumsStayExact) {
+  // 0.5 Mbps everywhere, S1 too: the starting burst of credit aggregates
+  // the first chunks, and most of the rest must be passed on to the root,
+  // however fast the build runs.
+  testing::Cluster cluster(BestEffortOptions("testbed:cap=fixed:0.0005"));
+  ASSERT_TRUE(cluster.plan().best_effort);
+  AllReduceTwiceExactly(cluster, 64 * 1500);
   uint64_t passed = 0, aggregated = 0;
   for (const planner::Aggregator& a : planner::Aggregators(cluster.plan())) {
     auto counters = cluster.fabric().SwitchCounters(a.node);
@@ -315,6 +329,67 @@ TEST_F(Allreduce, BestEffortSwitchesPassChunksOnAndSumsStayExact) {
   EXPECT_GT(aggregated, 0u);
   EXPECT_GT(root.passed, 0u);
   EXPECT_LE(root.passed, passed);  // the root took no more than was passed on
+}
+
+// ATP's second level: S2 and S3 have almost no capacity and pass their
+// chunks on; S1, the root's ToR, has plenty and completes them as their
+// proxy (docs/switch.md, "Best effort"), so the root gets one partial per
+// chunk from S1 for each of them and no member's DATA.
+TEST_F(Allreduce, PsSideTorCompletesTheChunksBestEffortSwitchesPassOn) {
+  testing::Cluster cluster(BestEffortOptions("testbed:cap.S2=0.0005,cap.S3=0.0005"));
+  AllReduceTwiceExactly(cluster, 64 * 1500);
+  auto counters = [&](const char* name) {
+    auto c = cluster.fabric().SwitchCounters(*cluster.topology().Find(name));
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c->jobs.begin()->second;
+  };
+  const sw::JobCounters s1 = counters("S1"), s2 = counters("S2"), s3 = counters("S3");
+  const root::RootStats& root = cluster.StopRoot();
+  EXPECT_GT(s2.passed_chunks + s3.passed_chunks, 0u);
+  EXPECT_GT(s1.proxied, 0u);
+  EXPECT_EQ(s1.passed, 0u);  // S1 had the capacity for every passed chunk
+  EXPECT_GT(root.proxied, 0u);
+  EXPECT_EQ(root.passed, 0u);
+}
+
+// A switch aggregates no faster than its C_s (docs/switch.md, "Capacity").
+// S2 gets 4 Mbps, far below what its three workers offer even in a
+// sanitizer build; the job is strict, so DATA beyond the credit is dropped
+// and resent. The rate of DATA aggregated at S2 over the whole operation,
+// in wire bits as the credit counts them, stays within C_s + 5% once the
+// starting burst is taken off; and C_s binds (data was refused).
+TEST_F(Allreduce, AggregationRateAtASwitchStaysWithinItsCapacity) {
+  constexpr double kCapacityGbps = 0.004;
+  auto o = Options();
+  o.topology = absl::StrFormat("testbed:cap.S2=%g", kCapacityGbps);
+  o.planner = "switchml";
+  o.comm.engine.rto = absl::Milliseconds(5);
+  testing::Cluster cluster(o);
+  const topology::NodeId s2 = *cluster.topology().Find("S2");
+  ASSERT_DOUBLE_EQ(cluster.switches().at(s2).capacity_gbps, kCapacityGbps);
+  // About 1.5 s of S2's capacity: 3 members' DATA of n / 64 chunks.
+  const size_t n = 64 * 800;
+  std::vector<std::vector<int32_t>> in, out(cluster.size(), std::vector<int32_t>(n));
+  for (int r = 0; r < cluster.size(); ++r) in.push_back(IntInput(r, n));
+  const absl::Time start = absl::Now();
+  cluster.Run([&](int r) {
+    ASSERT_TRUE(cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kInt32).ok());
+  });
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<int32_t> expected(n, 0);
+  for (const auto& v : in) {
+    for (size_t i = 0; i < n; ++i) expected[i] += v[i];
+  }
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_EQ(out[r], expected) << "rank " << r;
+  auto counters = cluster.fabric().SwitchCounters(s2);
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  const sw::JobCounters& jc = counters->jobs.begin()->second;
+  const double bits = 8.0 * static_cast<double>(jc.data) * wire::FrameBytes(o.elements);
+  const double gbps = (bits - sw::Pipeline::kCapacityBurstBits) / (seconds * 1e9);
+  EXPECT_GT(counters->drops[static_cast<int>(sw::Drop::kOverCapacity)], 0u);
+  EXPECT_GE(jc.data, 3u * (n / 64));  // every member's share was aggregated here
+  EXPECT_LE(gbps, kCapacityGbps * 1.05)
+      << jc.data << " DATA aggregated at S2 in " << seconds << " s";
 }
 
 // Heavy random loss: most chunks lose a packet somewhere on every attempt,
