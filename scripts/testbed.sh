@@ -1,80 +1,187 @@
 #!/usr/bin/env bash
 # The paper's testbed on one machine (docs/results.md, "Testbed"): three
-# software switches in a triangle, 8 workers and the root, every process
-# its own DPDK application, every link a memif pair rate-limited to the
-# testbed's 100 Gbps scaled down (so two cores are not the bottleneck).
-# For each planner it runs a training-like loop: ITERATIONS allreduces of a
-# scaled-down VGG16 gradient, every element checked against the exact sum.
-# Prints a markdown table, then grid's reduction of communication time.
+# software switches in a triangle, 8 workers and the root, every process its
+# own DPDK application, every link a memif pair rate-limited to its rate in
+# the topology scaled down (so two cores are not the bottleneck). For each
+# planner it runs a training-like loop: ITERATIONS iterations of an emulated
+# compute phase, then an allreduce of a scaled-down VGG16 gradient, every
+# element checked against the exact sum. Prints a markdown table (mean ± sd
+# over REPEAT runs), then grid's reduction of communication time and its
+# training throughput gain.
 #
-#   scripts/testbed.sh [TOOLS_DIR]
-#   env: PLANNERS ("grid grid-paths atp switchml geryon"), GBPS (link rate, 0.02),
-#        COUNT (gradient elements, 32768: VGG16 scaled down), ITERATIONS (20)
+#   REGIME=paper|links REPEAT=N scripts/testbed.sh [TOOLS_DIR]
+#
+# Regimes (docs/results.md, "Two regimes", derives the numbers):
+#   paper  the paper's condition: the PS ingress B = 64 Gbps and S2's and S3's
+#          capacity C_s = 34.2 Gbps bind; S1 (the PS's ToR) has 3200, and the
+#          fabric links (200 Gbps) have headroom. ATP runs best effort.
+#   links  every switch port alike at 100 Gbps, C_s never binds: the regime
+#          where path-aware routing matters.
+# env: REGIME (paper), REPEAT (1), PLANNERS ("grid grid-paths atp switchml
+#      geryon"), SCALE (emulated Gbps per topology Gbps, 0.0002: 100 Gbps is
+#      20 Mbps), COUNT (gradient elements, 32768: VGG16 scaled down),
+#      ITERATIONS (20), COMPUTE_RATIO (compute time over Geryon's predicted
+#      communication time, 0.66: VGG16 in the paper, Fig. 7(b); 0: none),
+#      TOPOLOGY (instead of the regime's; shaped as the regime shapes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools=${1:-build/release/tools}
+regime=${REGIME:-paper}
+repeat=${REPEAT:-1}
 planners=${PLANNERS:-"grid grid-paths atp switchml geryon"}
-gbps=${GBPS:-0.02}
+scale=${SCALE:-0.0002}
 count=${COUNT:-32768}
 iterations=${ITERATIONS:-20}
+compute_ratio=${COMPUTE_RATIO:-0.66}
+case $regime in
+  paper)
+    topology="testbed:ps=64,fabric=200,cap.S2=34.2,cap.S3=34.2"
+    shaping=(--emulation-scale="$scale")
+    ;;
+  links)
+    topology="testbed"
+    shaping=(--link-gbps="$(awk -v s="$scale" 'BEGIN { print 100 * s }')")
+    ;;
+  *)
+    echo "testbed.sh: REGIME must be paper or links, not \"$regime\"" >&2
+    exit 2
+    ;;
+esac
+topology=${TOPOLOGY:-$topology}
 . scripts/fabric.sh
 trap 'fabric_kill' EXIT
 
-field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
+# The compute phase: COMPUTE_RATIO times the communication time the flow
+# model predicts for Geryon (every worker straight to the PS) in this
+# regime. One float32 iteration sends ceil(COUNT/64) frames of 332 bytes.
+geryon_gbps=$("$tools/grid-plan" --topology="$topology" --workers=8 --planner=geryon \
+  --model=links | sed -n 's/^min rate *\([0-9.]*\) Gbps/\1/p')
+compute_ms=$(awk -v r="$compute_ratio" -v n="$count" -v g="$geryon_gbps" -v s="$scale" \
+  'BEGIN { printf "%d", r * int((n + 63) / 64) * 332 * 8 / (g * s * 1e9) * 1e3 + 0.5 }')
 
-declare -A time_ms
-echo "Testbed: 3 switches (triangle), 8 workers, 1 root; memif links at $gbps Gbps"
-echo "(100 Gbps scaled); $iterations allreduces of $count float32 per planner."
+out=$(mktemp -d /tmp/grid-testbed-runs.XXXXXX)
+echo "Testbed, regime \"$regime\": $topology, links and C_s scaled by $scale;"
+echo "8 workers, 1 root; $iterations iterations of ${compute_ms} ms compute + an allreduce"
+echo "of $count float32, per planner, $repeat run(s) each."
 echo
-echo "| planner | comm. time / iteration (ms) | worker sending rate (Mbps) | retransmissions | largest error / bound | wrong |"
-echo "|---|---|---|---|---|---|"
 job=$((100 + RANDOM % 800))
-for planner in $planners; do
-  job=$((job + 1))
-  work=$(mktemp -d /tmp/grid-testbed.XXXXXX)
-  if ! fabric_start "$tools" "$work" --topology=testbed --workers=8 --planner="$planner" \
-      --slots=256 --job-id=$job --memif-dir="$work/sock" --link-gbps="$gbps" --eal-memory-mb=64; then
-    echo "| $planner | controller failed | | | | |"
-    continue
-  fi
-  GRID_TIMEOUT_MS=120000 fabric_ranks 8 "$tools/grid-allreduce-check" \
-    --iterations="$iterations" --count="$count" --types=float32
-  status=ok
-  fabric_wait_ranks || status=failed
-  fabric_stop
-  worst_ms=0 rate_sum=0 retrans=0 worst_err=0 wrong=0
-  for r in $(seq 0 7); do
-    log="$work/rank-$r.log"
-    if ! grep -q '"ok":true' "$log"; then
-      status=failed
-      echo "  rank $r: $(tail -c 300 "$log")" >&2
+for run in $(seq 1 "$repeat"); do
+  for planner in $planners; do
+    job=$((job + 1))
+    work=$(mktemp -d /tmp/grid-testbed.XXXXXX)
+    if ! fabric_start "$tools" "$work" --topology="$topology" --workers=8 --planner="$planner" \
+        --slots=256 --job-id=$job --memif-dir="$work/sock" "${shaping[@]}" \
+        --eal-memory-mb=64; then
+      echo "$planner run $run: controller failed" >&2
       continue
     fi
-    ms=$(field comm_ms_per_iteration "$log")
-    worst_ms=$(awk -v a="$worst_ms" -v b="$ms" 'BEGIN { print (b > a) ? b : a }')
-    rate_sum=$(awk -v a="$rate_sum" -v b="$(field send_mbps "$log")" 'BEGIN { print a + b }')
-    retrans=$((retrans + $(field retransmissions "$log")))
-    e=$(field worst_error_over_bound "$log")
-    worst_err=$(awk -v a="$worst_err" -v b="$e" 'BEGIN { print (b > a) ? b : a }')
-    wrong=$((wrong + $(field wrong "$log")))
+    GRID_TIMEOUT_MS=120000 fabric_ranks 8 "$tools/grid-allreduce-check" \
+      --iterations="$iterations" --count="$count" --types=float32 --compute-ms="$compute_ms"
+    status=0
+    fabric_wait_ranks || status=1
+    fabric_stop
+    dir="$out/$planner/$run"
+    mkdir -p "$dir"
+    cp "$work"/rank-*.log "$work"/switch-*.log "$dir/" 2>/dev/null
+    [ -f "$work/root.log" ] && cp "$work/root.log" "$dir/"
+    if [ $status -ne 0 ]; then
+      echo "$planner run $run failed; logs in $work" >&2
+      continue
+    fi
+    rm -rf "$work"
   done
-  if [ "$status" != ok ]; then
-    echo "| $planner | FAILED (logs in $work) | | | | |"
-    continue
-  fi
-  time_ms[$planner]=$worst_ms
-  printf "| %s | %.1f | %.1f | %d | %.3f | %d |\n" "$planner" "$worst_ms" \
-    "$(awk -v s="$rate_sum" 'BEGIN { print s / 8 }')" "$retrans" "$worst_err" "$wrong"
-  rm -rf "$work"
 done
-echo
-for g in grid grid-paths; do
-  [ -n "${time_ms[$g]:-}" ] || continue
-  line="$g reduces communication time by:"
-  for b in atp switchml geryon; do
-    [ -n "${time_ms[$b]:-}" ] || continue
-    line+=$(awk -v g="${time_ms[$g]}" -v b="${time_ms[$b]}" -v n="$b" \
-      'BEGIN { printf " %s %.1f%%", n, 100 * (b - g) / b }')
-  done
-  echo "$line  (paper, Fig. 6(b): atp 38.4%, switchml 41.2%, geryon 60.1%)"
-done
+
+# The table: per planner, mean ± sd over the runs that completed. Exits 1
+# if a run failed or a result was wrong.
+/usr/bin/env python3 - "$out" "$regime" "$planners" "$repeat" <<'EOF'
+import json, os, re, statistics, sys
+
+out, regime, planners, repeat = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4])
+
+def last_json(path):
+    try:
+        lines = [l for l in open(path) if l.startswith("{")]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            return json.loads(line)
+        except ValueError:
+            pass
+    return None
+
+def ms(values, digits=1):
+    if not values:
+        return "—"
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.{digits}f} ± {sd:.{digits}f}"
+
+rows, comm, iteration, bad = [], {}, {}, False
+for p in planners:
+    runs = sorted(os.listdir(os.path.join(out, p))) if os.path.isdir(os.path.join(out, p)) else []
+    c, it, rate, wrong, worst, retrans, failed = [], [], [], 0, 0.0, [], 0
+    aggregated, passed, proxied, root_passed, root_proxied = {}, [], [], [], []
+    for run in runs:
+        d = os.path.join(out, p, run)
+        ranks = [last_json(os.path.join(d, f"rank-{r}.log")) for r in range(8)]
+        if any(r is None or not r.get("ok") for r in ranks):
+            failed += 1
+            wrong += sum(r.get("wrong", 0) for r in ranks if r)
+            continue
+        c.append(max(r["comm_ms_per_iteration"] for r in ranks))
+        it.append(max(r["iteration_ms"] for r in ranks))
+        rate.append(sum(r["send_mbps"] for r in ranks) / 8)
+        retrans.append(sum(r["retransmissions"] for r in ranks))
+        worst = max(worst, max(r["worst_error_over_bound"] for r in ranks))
+        run_passed = run_proxied = 0
+        for f in sorted(os.listdir(d)):
+            m = re.match(r"switch-(.*)\.log$", f)
+            if not m:
+                continue
+            s = last_json(os.path.join(d, f))
+            if not s:
+                continue
+            for job in s["counters"]["jobs"].values():
+                aggregated.setdefault(m.group(1), []).append(job["data"])
+                if job.get("proxied"):
+                    aggregated.setdefault(m.group(1) + " as proxy", []).append(job["proxied"])
+                run_passed += job.get("passed", 0)
+        root = last_json(os.path.join(d, "root.log")) or {}
+        passed.append(run_passed)
+        root_passed.append(root.get("passed", 0))
+        root_proxied.append(root.get("proxied", 0))
+    bad = bad or wrong > 0 or failed > 0 or not c
+    if c:
+        comm[p], iteration[p] = statistics.mean(c), statistics.mean(it)
+    points = " ".join(f"{k}:{statistics.mean(v):.0f}" for k, v in sorted(aggregated.items())
+                      if statistics.mean(v) > 0)
+    if root_passed and statistics.mean(root_passed) > 0:
+        points += f" PS:{statistics.mean(root_passed):.0f} passed"
+    rows.append((p, ms(c), ms(it), ms([1000 / x for x in it], 2), ms(rate),
+                 points or "—", f"{statistics.mean(passed):.0f}" if passed else "—",
+                 f"{statistics.mean(retrans):.0f}" if retrans else "—", f"{worst:.3f}",
+                 str(wrong) + (f" ({failed} runs failed)" if failed else "")))
+
+print("| planner | comm. time / iteration (ms) | iteration time (ms) | throughput (iterations/s) "
+      "| sending rate (Mbps) | DATA aggregated, by switch | passed on | retransmissions "
+      "| largest error / bound | wrong |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+print()
+paper = {"atp": (38.4, 17.4), "switchml": (41.2, 25.5), "geryon": (60.1, 52.7)}
+for g in ("grid", "grid-paths"):
+    if g not in comm:
+        continue
+    red = [f"{b} {100 * (comm[b] - comm[g]) / comm[b]:.1f}%" for b in paper if b in comm]
+    gain = [f"{b} {100 * (iteration[b] / iteration[g] - 1):.1f}%" for b in paper if b in iteration]
+    print(f"{g} reduces communication time by: {', '.join(red)}"
+          "  (paper, Fig. 6(b): atp 38.4%, switchml 41.2%, geryon 60.1%)")
+    print(f"{g} raises training throughput by: {', '.join(gain)}"
+          "  (paper, Fig. 8(b): atp 17.4%, switchml 25.5%, geryon 52.7%)")
+sys.exit(1 if bad else 0)
+EOF
+status=$?
+rm -rf "$out"
+exit $status
