@@ -7,6 +7,7 @@
 #   fabric_ranks N COMMAND ARGS...               start N ranks, logs WORK/rank-R.log
 #   fabric_wait_ranks                            wait; nonzero if any rank failed
 #   fabric_stop                                  SIGINT switches and root, wait
+#   fabric_scratch                               (tests) $work, $base, $job, a trap, fail
 
 fabric_pids=()
 fabric_rank_pids=()
@@ -76,4 +77,15 @@ fabric_kill() {
   local p
   for p in "${fabric_rank_pids[@]}" "${fabric_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
   wait 2>/dev/null
+}
+
+# For test scripts: a scratch directory $work, a random UDP base port $base
+# and job id $job, a trap that kills what is left and removes $work, and
+# fail MESSAGE (prints it and the tail of every log, exits 1).
+fabric_scratch() {
+  work=$(mktemp -d)
+  base=$((20000 + (RANDOM % 200) * 100))
+  job=$((base % 1000 + 1))
+  trap 'fabric_kill; rm -rf "$work"' EXIT
+  fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -5 "$f"; done; exit 1; }
 }

@@ -19,11 +19,7 @@ tools=$3
 worker=$4
 cd "$(dirname "$0")/../.."
 . scripts/fabric.sh
-work=$(mktemp -d)
-base=$((20000 + (RANDOM % 200) * 100))
-job=$((base % 1000))
-trap 'fabric_kill; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -5 "$f"; done; exit 1; }
+fabric_scratch
 
 impair=()
 [ "$mode" = lossy ] && impair=(--link-impairment=loss=0.01,dup=0.01,reorder=0.01)

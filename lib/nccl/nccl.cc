@@ -1,0 +1,459 @@
+// libgrid_nccl: NCCL's allreduce API on grid::Communicator (grid/nccl.h,
+// docs/nccl.md). It uses only libgrid's public API.
+#include "grid/nccl.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "grid/communicator.h"
+
+struct ncclComm {
+  std::unique_ptr<grid::Communicator> comm;
+  int rank = 0;
+  int nranks = 0;
+  std::mutex mu;  // guards the two below: any thread may ask
+  ncclResult_t async_error = ncclSuccess;
+  std::string last_error;
+};
+
+namespace {
+
+// The id's layout: a magic, then the store spec, NUL-terminated.
+constexpr char kMagic[] = "GRIDNCCL1";
+constexpr size_t kStoreOffset = sizeof(kMagic);
+constexpr size_t kMaxStore = NCCL_UNIQUE_ID_BYTES - kStoreOffset - 1;
+
+thread_local std::string t_last_error;
+
+// One queued operation of a group.
+struct Pending {
+  ncclComm* comm;
+  const void* send;
+  void* recv;
+  size_t count;
+  grid::DataType type;
+  ncclDataType_t nccl_type;
+  ncclRedOp_t op;
+};
+thread_local int t_group_depth = 0;
+thread_local std::vector<Pending> t_group;
+
+ncclResult_t Fail(ncclComm* comm, ncclResult_t result, const std::string& message) {
+  t_last_error = message;
+  if (comm != nullptr) {
+    std::lock_guard<std::mutex> lock(comm->mu);
+    comm->last_error = message;
+  }
+  return result;
+}
+
+// An operation that failed on the fabric also becomes the communicator's
+// asynchronous error, as a failed kernel does in NCCL.
+ncclResult_t FailAsync(ncclComm* comm, ncclResult_t result, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(comm->mu);
+    if (comm->async_error == ncclSuccess) comm->async_error = result;
+  }
+  return Fail(comm, result, message);
+}
+
+ncclResult_t FromStatus(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kOk:
+      return ncclSuccess;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return ncclInvalidArgument;
+    case absl::StatusCode::kFailedPrecondition:
+      return ncclInvalidUsage;
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kCancelled:
+      return ncclRemoteError;  // another rank, a switch or the root did not answer
+    case absl::StatusCode::kInternal:
+      return ncclInternalError;
+    default:
+      return ncclSystemError;
+  }
+}
+
+bool TypeOf(ncclDataType_t t, grid::DataType* out) {
+  switch (t) {
+    case ncclFloat32:
+      *out = grid::DataType::kFloat32;
+      return true;
+    case ncclInt32:
+      *out = grid::DataType::kInt32;
+      return true;
+    case ncclFloat16:
+      *out = grid::DataType::kFloat16;
+      return true;
+    case ncclBfloat16:
+      *out = grid::DataType::kBFloat16;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether ranks must agree on every operation's count, type and op before
+// it runs (GRID_NCCL_CHECK=0 turns the check off, for benchmarks).
+bool CheckAgreement() {
+  const char* v = std::getenv("GRID_NCCL_CHECK");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+// The agreement check. Each value is split into 8-bit limbs, and each limb l
+// contributes l and l^2 to an int32 sum over the ranks. By Cauchy-Schwarz,
+// n * sum(l^2) == sum(l)^2 exactly when every rank's l is the same; the sums
+// stay below 2^31 for up to 2^15 ranks.
+constexpr int kCheckValues = 10;  // count (8 limbs), type, op
+constexpr int kCheckInts = 2 * kCheckValues;
+
+void AppendCheck(const Pending& p, std::vector<int32_t>& out) {
+  int32_t limbs[kCheckValues];
+  for (int i = 0; i < 8; ++i)
+    limbs[i] = static_cast<int32_t>((uint64_t{p.count} >> (8 * i)) & 0xff);
+  limbs[8] = p.nccl_type;
+  limbs[9] = p.op;
+  for (int32_t l : limbs) {
+    out.push_back(l);
+    out.push_back(l * l);
+  }
+}
+
+bool Agreed(const int32_t* sums, int n) {
+  for (int i = 0; i < kCheckValues; ++i) {
+    const int64_t s = sums[2 * i], squares = sums[2 * i + 1];
+    if (s * s != int64_t{n} * squares) return false;
+  }
+  return true;
+}
+
+// Runs one communicator's share of a group: the agreement check, then the
+// operations, all in flight at once.
+ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
+  std::vector<int32_t> check;
+  const bool checking = CheckAgreement();
+  if (checking) {
+    for (const Pending* p : ops) AppendCheck(*p, check);
+    absl::Status s =
+        comm->comm->AllReduce(check.data(), check.data(), check.size(), grid::DataType::kInt32);
+    if (!s.ok()) {
+      return FailAsync(comm, FromStatus(s),
+                       absl::StrFormat("rank %d: ncclAllReduce: %s", comm->rank, s.message()));
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!Agreed(check.data() + i * kCheckInts, comm->nranks)) {
+        return Fail(comm, ncclInvalidUsage,
+                    absl::StrFormat("rank %d: ncclAllReduce #%d of the group: the ranks disagree "
+                                    "on count, datatype or op (this rank: count %d, datatype %d, "
+                                    "op %d); nothing was summed",
+                                    comm->rank, i, ops[i]->count, ops[i]->nccl_type, ops[i]->op));
+      }
+    }
+  }
+  absl::Status s = ops.size() > 1 ? comm->comm->GroupStart() : absl::OkStatus();
+  std::vector<grid::Work> work;
+  for (const Pending* p : ops) {
+    if (!s.ok()) break;
+    grid::AllreduceOptions options;
+    options.average = p->op == ncclAvg;
+    auto w = comm->comm->AllReduceAsync(p->send, p->recv, p->count, p->type, grid::ReduceOp::kSum,
+                                        options);
+    if (w.ok()) {
+      work.push_back(*std::move(w));
+    } else {
+      s = w.status();
+    }
+  }
+  if (ops.size() > 1) {
+    absl::Status end = comm->comm->GroupEnd();
+    if (s.ok()) s = end;
+  }
+  for (grid::Work& w : work) {
+    absl::Status done = w.Wait();
+    if (s.ok()) s = done;
+  }
+  if (!s.ok()) {
+    return FailAsync(comm, FromStatus(s),
+                     absl::StrFormat("rank %d: ncclAllReduce: %s", comm->rank, s.message()));
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t RunGroup(std::vector<Pending> group) {
+  // One thread per communicator: a group may span several communicators of
+  // this process (ncclCommInitAll), whose ranks must all run at once.
+  std::vector<ncclComm*> comms;
+  for (const Pending& p : group) {
+    if (std::find(comms.begin(), comms.end(), p.comm) == comms.end()) comms.push_back(p.comm);
+  }
+  std::vector<ncclResult_t> results(comms.size(), ncclSuccess);
+  auto run = [&](size_t i) {
+    std::vector<const Pending*> ops;
+    for (const Pending& p : group) {
+      if (p.comm == comms[i]) ops.push_back(&p);
+    }
+    results[i] = RunOn(comms[i], ops);
+  };
+  if (comms.size() == 1) {
+    run(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < comms.size(); ++i) threads.emplace_back(run, i);
+    for (std::thread& t : threads) t.join();
+  }
+  for (size_t i = 0; i < comms.size(); ++i) {
+    if (results[i] != ncclSuccess) {
+      std::lock_guard<std::mutex> lock(comms[i]->mu);
+      t_last_error = comms[i]->last_error;
+      return results[i];
+    }
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t Join(ncclComm_t* out, int nranks, const std::string& store, int rank) {
+  auto options = grid::Communicator::OptionsFromEnvironment();
+  if (!options.ok()) {
+    return Fail(nullptr, ncclInvalidUsage,
+                absl::StrFormat("rank %d: ncclCommInitRank: %s", rank, options.status().message()));
+  }
+  options->bootstrap.rank = rank;
+  options->bootstrap.world_size = nranks;
+  options->bootstrap.store = store;
+  auto comm = grid::Communicator::Create(*std::move(options));
+  if (!comm.ok()) {
+    return Fail(
+        nullptr,
+        FromStatus(comm.status()) == ncclInvalidArgument ? ncclInvalidArgument : ncclSystemError,
+        absl::StrFormat("rank %d: ncclCommInitRank: %s", rank, comm.status().message()));
+  }
+  auto c = std::make_unique<ncclComm>();
+  c->comm = *std::move(comm);
+  c->rank = rank;
+  c->nranks = nranks;
+  *out = c.release();
+  return ncclSuccess;
+}
+
+std::string StoreFromEnvironment(ncclResult_t* result) {
+  auto options = grid::Communicator::OptionsFromEnvironment();
+  *result = ncclSuccess;
+  if (!options.ok() || options->bootstrap.store.empty()) {
+    *result = ncclInvalidUsage;
+    return "";
+  }
+  return options->bootstrap.store;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclGetVersion(int* version) {
+  if (version == nullptr)
+    return Fail(nullptr, ncclInvalidArgument, "ncclGetVersion: version is null");
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  if (id == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclGetUniqueId: id is null");
+  ncclResult_t result;
+  const std::string store = StoreFromEnvironment(&result);
+  if (result != ncclSuccess) {
+    return Fail(nullptr, result,
+                "ncclGetUniqueId: no rendezvous store: set GRID_STORE (file:DIR or tcp:HOST:PORT) "
+                "to the store a grid-controller filled, or MASTER_ADDR and MASTER_PORT");
+  }
+  if (store.size() > kMaxStore) {
+    return Fail(nullptr, ncclInvalidArgument,
+                absl::StrFormat("ncclGetUniqueId: the store spec \"%s\" is longer than %d bytes",
+                                store, kMaxStore));
+  }
+  std::memset(id->internal, 0, sizeof(id->internal));
+  std::memcpy(id->internal, kMagic, sizeof(kMagic));
+  std::memcpy(id->internal + kStoreOffset, store.data(), store.size());
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
+  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommInitRank: comm is null");
+  if (nranks < 1 || rank < 0 || rank >= nranks) {
+    return Fail(nullptr, ncclInvalidArgument,
+                absl::StrFormat("ncclCommInitRank: rank %d of %d ranks", rank, nranks));
+  }
+  if (std::memcmp(id.internal, kMagic, sizeof(kMagic)) != 0 ||
+      id.internal[NCCL_UNIQUE_ID_BYTES - 1] != 0) {
+    return Fail(nullptr, ncclInvalidArgument,
+                absl::StrFormat("rank %d: ncclCommInitRank: the unique id was not made by this "
+                                "library's ncclGetUniqueId",
+                                rank));
+  }
+  return Join(comm, nranks, std::string(id.internal + kStoreOffset), rank);
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* /*devlist*/) {
+  if (comms == nullptr || ndev < 1) {
+    return Fail(nullptr, ncclInvalidArgument, "ncclCommInitAll: comms is null or ndev < 1");
+  }
+  ncclUniqueId id;
+  if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess) return r;
+  // Every rank joins at once: joining waits on the others.
+  std::vector<ncclResult_t> results(ndev);
+  std::vector<std::string> errors(ndev);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ndev; ++r) {
+    threads.emplace_back([&, r] {
+      results[r] = ncclCommInitRank(&comms[r], ndev, id, r);
+      errors[r] = t_last_error;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < ndev; ++r) {
+    if (results[r] == ncclSuccess) continue;
+    for (int k = 0; k < ndev; ++k) {
+      if (results[k] == ncclSuccess) ncclCommAbort(comms[k]);
+      comms[k] = nullptr;
+    }
+    return Fail(nullptr, results[r], errors[r]);
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommDestroy: comm is null");
+  absl::Status s = comm->comm->Shutdown();
+  const int rank = comm->rank;
+  delete comm;
+  if (!s.ok()) {
+    return Fail(nullptr, FromStatus(s),
+                absl::StrFormat("rank %d: ncclCommDestroy: %s", rank, s.message()));
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommAbort: comm is null");
+  comm->comm->Abort(absl::AbortedError("ncclCommAbort"));
+  (void)comm->comm->Shutdown(absl::ZeroDuration());
+  delete comm;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr) {
+    return Fail(comm, ncclInvalidArgument, "ncclCommCount: comm or count is null");
+  }
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr) {
+    return Fail(comm, ncclInvalidArgument, "ncclCommUserRank: comm or rank is null");
+  }
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
+  if (comm == nullptr || async_error == nullptr) {
+    return Fail(comm, ncclInvalidArgument, "ncclCommGetAsyncError: comm or async_error is null");
+  }
+  std::lock_guard<std::mutex> lock(comm->mu);
+  *async_error = comm->async_error;
+  return ncclSuccess;
+}
+
+const char* ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error";
+    case ncclSystemError:
+      return "unhandled system error (the fabric, the store or a transport)";
+    case ncclInternalError:
+      return "internal error";
+    case ncclInvalidArgument:
+      return "invalid argument";
+    case ncclInvalidUsage:
+      return "invalid usage";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
+  }
+}
+
+const char* ncclGetLastError(ncclComm_t comm) {
+  if (comm == nullptr) return t_last_error.c_str();
+  // The pointer stays valid until the communicator's next error.
+  std::lock_guard<std::mutex> lock(comm->mu);
+  return comm->last_error.c_str();
+}
+
+ncclResult_t ncclAllReduce(const void* sendbuf, void* recvbuf, size_t count,
+                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                           cudaStream_t stream) {
+  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclAllReduce: comm is null");
+  const std::string who = absl::StrFormat("rank %d: ncclAllReduce", comm->rank);
+  if (stream != nullptr) {
+    return Fail(comm, ncclInvalidArgument,
+                who +
+                    ": a CUDA stream, but this libgrid_nccl has no CUDA: pass host buffers and "
+                    "a null stream");
+  }
+  if (count > 0 && (sendbuf == nullptr || recvbuf == nullptr)) {
+    return Fail(comm, ncclInvalidArgument, who + ": sendbuf or recvbuf is null");
+  }
+  grid::DataType type;
+  if (!TypeOf(datatype, &type)) {
+    return Fail(comm, ncclInvalidArgument,
+                absl::StrFormat("%s: datatype %d is not supported (ncclFloat32, ncclFloat16, "
+                                "ncclBfloat16, ncclInt32)",
+                                who, datatype));
+  }
+  if (op != ncclSum && op != ncclAvg) {
+    return Fail(comm, ncclInvalidArgument,
+                absl::StrFormat("%s: op %d is not supported (ncclSum, ncclAvg): the switches add",
+                                who, op));
+  }
+  Pending p{comm, sendbuf, recvbuf, count, type, datatype, op};
+  if (t_group_depth > 0) {
+    t_group.push_back(p);
+    return ncclSuccess;
+  }
+  return RunGroup({p});
+}
+
+ncclResult_t ncclGroupStart(void) {
+  ++t_group_depth;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd(void) {
+  if (t_group_depth == 0) {
+    return Fail(nullptr, ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+  }
+  if (--t_group_depth > 0) return ncclSuccess;
+  std::vector<Pending> group;
+  group.swap(t_group);
+  if (group.empty()) return ncclSuccess;
+  return RunGroup(std::move(group));
+}
+
+}  // extern "C"

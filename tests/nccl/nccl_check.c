@@ -1,0 +1,179 @@
+/* A program written only against the NCCL API (grid/nccl.h), linked with
+ * libgrid_nccl.so: one rank of a job on an emulated fabric
+ * (tests/nccl/nccl_test.sh). Rank 0 makes the unique id and hands it to the
+ * others through a file; then every rank checks, element by element:
+ * out-of-place float sums, in-place int32 sums, averages, a group of
+ * operations, and the error codes for bad arguments and for ranks that
+ * disagree on the count.
+ *
+ *   nccl_check RANK NRANKS ID_FILE
+ * Exits 0 when every check holds, 1 otherwise (naming the check).
+ */
+#include <grid/nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank_;
+
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      fprintf(stderr, "rank %d: FAILED %s: ", rank_, #cond); \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, "\n");                                 \
+      exit(1);                                               \
+    }                                                        \
+  } while (0)
+
+#define NCCL_OK(call)                                                      \
+  do {                                                                     \
+    ncclResult_t r_ = (call);                                              \
+    CHECK(r_ == ncclSuccess, "%s: %s (%s)", #call, ncclGetErrorString(r_), \
+          ncclGetLastError(NULL));                                         \
+  } while (0)
+
+static void ShareId(int rank, const char* path, ncclUniqueId* id) {
+  if (rank == 0) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE* f = fopen(tmp, "wb");
+    CHECK(f != NULL && fwrite(id, sizeof *id, 1, f) == 1 && fclose(f) == 0, "writing %s", tmp);
+    CHECK(rename(tmp, path) == 0, "renaming %s", tmp);
+    return;
+  }
+  for (int tries = 0; tries < 600; ++tries) { /* 60 s */
+    FILE* f = fopen(path, "rb");
+    if (f != NULL) {
+      size_t n = fread(id, sizeof *id, 1, f);
+      fclose(f);
+      CHECK(n == 1, "reading %s", path);
+      return;
+    }
+    usleep(100000);
+  }
+  CHECK(0, "no unique id in %s after 60 s", path);
+}
+
+/* Rank r's value at element i: small integers, exact in every type. */
+static int Value(int r, size_t i, int op) { return (int)((r + 1) * 3 + (i % 97) + op * 5) - 60; }
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: nccl_check RANK NRANKS ID_FILE\n");
+    return 2;
+  }
+  rank_ = atoi(argv[1]);
+  const int nranks = atoi(argv[2]);
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  if (rank_ == 0) NCCL_OK(ncclGetUniqueId(&id));
+  ShareId(rank_, argv[3], &id);
+
+  int version = 0;
+  NCCL_OK(ncclGetVersion(&version));
+  CHECK(version >= 21800, "version %d", version);
+
+  ncclComm_t comm;
+  NCCL_OK(ncclCommInitRank(&comm, nranks, id, rank_));
+  int count = 0, me = -1;
+  NCCL_OK(ncclCommCount(comm, &count));
+  NCCL_OK(ncclCommUserRank(comm, &me));
+  CHECK(count == nranks && me == rank_, "count %d rank %d", count, me);
+
+  /* Bad arguments: a null communicator, a type and an op GRID does not
+   * have, a CUDA stream; each is an error code with a message, and costs
+   * the job nothing. */
+  float one = 1;
+  CHECK(ncclAllReduce(&one, &one, 1, ncclFloat, ncclSum, NULL, NULL) == ncclInvalidArgument,
+        "null comm");
+  CHECK(ncclAllReduce(&one, &one, 1, ncclDouble, ncclSum, comm, NULL) == ncclInvalidArgument,
+        "ncclDouble");
+  CHECK(strstr(ncclGetLastError(comm), "datatype 8") != NULL, "message: %s",
+        ncclGetLastError(comm));
+  CHECK(ncclAllReduce(&one, &one, 1, ncclFloat, ncclMax, comm, NULL) == ncclInvalidArgument,
+        "ncclMax");
+  CHECK(strstr(ncclGetLastError(comm), "op 2") != NULL, "message: %s", ncclGetLastError(comm));
+  CHECK(ncclAllReduce(&one, &one, 1, ncclFloat, ncclSum, comm, (cudaStream_t)&one) ==
+            ncclInvalidArgument,
+        "a stream");
+  CHECK(ncclAllReduce(NULL, &one, 1, ncclFloat, ncclSum, comm, NULL) == ncclInvalidArgument,
+        "null sendbuf");
+
+  const size_t n = 5000;
+  float* fsend = malloc(n * sizeof(float));
+  float* frecv = malloc(n * sizeof(float));
+  int* ibuf = malloc(n * sizeof(int));
+  int* group[3];
+  CHECK(fsend && frecv && ibuf, "malloc");
+
+  /* Out of place, float32 sum. */
+  for (size_t i = 0; i < n; ++i) fsend[i] = (float)Value(rank_, i, 0);
+  NCCL_OK(ncclAllReduce(fsend, frecv, n, ncclFloat, ncclSum, comm, NULL));
+  for (size_t i = 0; i < n; ++i) {
+    long want = 0;
+    for (int r = 0; r < nranks; ++r) want += Value(r, i, 0);
+    CHECK(frecv[i] == (float)want, "float sum element %zu: %g, not %ld", i, frecv[i], want);
+    CHECK(fsend[i] == (float)Value(rank_, i, 0), "sendbuf changed at %zu", i);
+  }
+
+  /* In place, int32 sum. */
+  for (size_t i = 0; i < n; ++i) ibuf[i] = Value(rank_, i, 1);
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
+  for (size_t i = 0; i < n; ++i) {
+    int want = 0;
+    for (int r = 0; r < nranks; ++r) want += Value(r, i, 1);
+    CHECK(ibuf[i] == want, "int32 sum element %zu: %d, not %d", i, ibuf[i], want);
+  }
+
+  /* Average, float32, in place. */
+  for (size_t i = 0; i < n; ++i) frecv[i] = (float)(Value(rank_, i, 2) * nranks);
+  NCCL_OK(ncclAllReduce(frecv, frecv, n, ncclFloat, ncclAvg, comm, NULL));
+  for (size_t i = 0; i < n; ++i) {
+    long want = 0;
+    for (int r = 0; r < nranks; ++r) want += Value(r, i, 2);
+    CHECK(frecv[i] == (float)want, "float avg element %zu: %g, not %ld", i, frecv[i], want);
+  }
+
+  /* A group of three int32 sums of different sizes. */
+  NCCL_OK(ncclGroupStart());
+  for (int k = 0; k < 3; ++k) {
+    group[k] = malloc((size_t)(k + 1) * 100 * sizeof(int));
+    CHECK(group[k] != NULL, "malloc");
+    for (int i = 0; i < (k + 1) * 100; ++i) group[k][i] = Value(rank_, (size_t)i, 3 + k);
+    NCCL_OK(
+        ncclAllReduce(group[k], group[k], (size_t)(k + 1) * 100, ncclInt32, ncclSum, comm, NULL));
+  }
+  NCCL_OK(ncclGroupEnd());
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < (k + 1) * 100; ++i) {
+      int want = 0;
+      for (int r = 0; r < nranks; ++r) want += Value(r, (size_t)i, 3 + k);
+      CHECK(group[k][i] == want, "group op %d element %d: %d, not %d", k, i, group[k][i], want);
+    }
+    free(group[k]);
+  }
+
+  /* The ranks disagree on the count: every rank gets ncclInvalidUsage and
+   * nothing is summed; the next operation works. */
+  for (size_t i = 0; i < n; ++i) ibuf[i] = 7;
+  ncclResult_t r =
+      ncclAllReduce(ibuf, ibuf, rank_ == 1 ? n - 1 : n, ncclInt32, ncclSum, comm, NULL);
+  CHECK(r == ncclInvalidUsage, "count mismatch gave %d (%s)", r, ncclGetLastError(comm));
+  CHECK(strstr(ncclGetLastError(comm), "disagree") != NULL, "message: %s", ncclGetLastError(comm));
+  CHECK(ibuf[0] == 7, "a mismatched operation changed the buffer");
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
+  CHECK(ibuf[n - 1] == 7 * nranks, "after the mismatch: %d", ibuf[n - 1]);
+
+  ncclResult_t async_error = ncclInternalError;
+  NCCL_OK(ncclCommGetAsyncError(comm, &async_error));
+  CHECK(async_error == ncclSuccess, "async error %d", async_error);
+  NCCL_OK(ncclCommDestroy(comm));
+  free(fsend);
+  free(frecv);
+  free(ibuf);
+  printf("rank %d: ok\n", rank_);
+  return 0;
+}
