@@ -213,9 +213,10 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     // ATP's second level: the owner passed this chunk on, and this switch
     // is its proxy.
     if (h.type == MessageType::kData && (h.flags & wire::flags::kPassed)) {
-      if (auto proxy = job.proxies.find(h.agg_node); proxy != job.proxies.end()) {
-        Aggregate(frame, view, job, proxy->second, true, *proxy_state_.at({h.job_id, h.agg_node}),
-                  in_port, out);
+      auto proxy = job.proxies.find(h.agg_node);
+      auto state = proxy_state_.find({h.job_id, h.agg_node});
+      if (proxy != job.proxies.end() && state != proxy_state_.end()) {
+        Aggregate(frame, view, job, proxy->second, true, *state->second, in_port, out);
         return;
       }
     }
