@@ -12,11 +12,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grid/export.h"
 #include "grid/host_config.h"
+#include "grid/store.h"
 
 GRID_API_BEGIN
 
@@ -30,8 +34,14 @@ class PlannerRegistry;
 // and FromEnvironment only).
 struct BootstrapOptions {
   int rank = -1;
-  int world_size = -1;    // checked against the job's config when >= 0
-  std::string store;      // "file:DIR" or "tcp:HOST:PORT" (grid/store.h)
+  int world_size = -1;  // checked against the job's config when >= 0
+  std::string store;    // "file:DIR" or "tcp:HOST:PORT" (grid/store.h)
+  // A store of the program's own (a pluggable Store, as Gloo's; the PyTorch
+  // backend's adapter to c10d's): when set, it is called instead of opening
+  // `store`, once for each handle the communicator needs (its config, its
+  // heartbeats, rank 0's publishing), and `store` is not read. Rank 0 then
+  // serves nothing: the program's store is shared already.
+  std::function<absl::StatusOr<std::unique_ptr<Store>>()> open_store;
   std::string transport;  // overrides the store's grid/transport/<rank>
   // Where transport specs are opened (a kind registered there reaches the
   // job); null: the built-in kinds. Read during Create() only.

@@ -176,9 +176,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   if (b.rank < 0) {
     return absl::InvalidArgumentError("options: bootstrap.rank is not set (GRID_RANK, RANK, ...)");
   }
-  if (b.store.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("rank %d options: no bootstrap.store (GRID_STORE or MASTER_ADDR)", b.rank));
+  if (b.store.empty() && !b.open_store) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d options: no bootstrap.store (GRID_STORE or MASTER_ADDR) nor open_store", b.rank));
   }
   Parts parts;
   if (b.rank == 0 && !options.control.topology.empty()) {
@@ -191,7 +191,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
     if (!served.ok()) return served.status();
     parts.server = *std::move(served);
   }
-  auto store = OpenStore(b.store);
+  auto store = api::OpenBootstrapStore(b);
   if (!store.ok()) return store.status();
   auto text = (*store)->Get(absl::StrFormat("grid/worker/%d", b.rank), b.timeout);
   if (!text.ok()) return text.status();
@@ -239,10 +239,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> Assemble(const control::WorkerConf
   if (absl::Status s = ValidateWorker(config); !s.ok()) return s;
   if (absl::Status s = ValidateEngine(config.rank, options.engine); !s.ok()) return s;
   std::unique_ptr<api::Health> health;
-  if (!options.bootstrap.store.empty()) {
-    auto reader = OpenStore(options.bootstrap.store);
+  if (!options.bootstrap.store.empty() || options.bootstrap.open_store) {
+    auto reader = api::OpenBootstrapStore(options.bootstrap);
     if (!reader.ok()) return reader.status();
-    auto writer = OpenStore(options.bootstrap.store);
+    auto writer = api::OpenBootstrapStore(options.bootstrap);
     if (!writer.ok()) return writer.status();
     health = std::make_unique<api::Health>(config.rank, config.world, *std::move(reader),
                                            *std::move(writer), options.engine.timeout);

@@ -24,11 +24,22 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ServeStore(const std::string& spec)
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<Store>> OpenBootstrapStore(const BootstrapOptions& bootstrap) {
+  if (!bootstrap.open_store) return OpenStore(bootstrap.store);
+  auto store = bootstrap.open_store();
+  if (store.ok() && *store == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: bootstrap.open_store returned no store", bootstrap.rank));
+  }
+  return store;
+}
+
 absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& bootstrap,
                                                         const ControlOptions& control) {
-  auto server = ServeStore(bootstrap.store);
+  absl::StatusOr<std::unique_ptr<StoreServer>> server = std::unique_ptr<StoreServer>();
+  if (!bootstrap.open_store) server = ServeStore(bootstrap.store);
   if (!server.ok()) return server.status();
-  auto store = OpenStore(bootstrap.store);
+  auto store = OpenBootstrapStore(bootstrap);
   if (!store.ok()) return store.status();
   auto topo = topology::LoadTopology(control.topology);
   if (!topo.ok()) return topo.status();

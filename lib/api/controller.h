@@ -12,7 +12,11 @@
 
 namespace grid::api {
 
-// The store server (null for a file store) must live as long as the job.
+// The bootstrap store: the program's own (open_store), or the spec's.
+absl::StatusOr<std::unique_ptr<Store>> OpenBootstrapStore(const BootstrapOptions& bootstrap);
+
+// The store server (null for a file store or the program's own) must live as
+// long as the job.
 absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& bootstrap,
                                                         const ControlOptions& control);
 

@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -347,6 +350,77 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   o6.bootstrap.transport.clear();
   o6.bootstrap.timeout = absl::Milliseconds(50);
   EXPECT_THAT(Communicator::Create(o6).status().message(), HasSubstr("set GRID_TRANSPORT"));
+}
+
+// A store of the program's own (BootstrapOptions::open_store, Gloo's
+// pluggable Store): rank 0 plans into it and another rank joins through it;
+// no file, no TCP server. Every handle the communicators open is counted.
+TEST(Bootstrap, RanksJoinThroughTheProgramsOwnStore) {
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<std::string, std::string> kv;
+    int opened = 0;
+  };
+  class MemoryStore : public Store {
+   public:
+    explicit MemoryStore(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
+    absl::Status Set(std::string_view key, std::string_view value) override {
+      std::lock_guard<std::mutex> lock(s_->mu);
+      s_->kv[std::string(key)] = std::string(value);
+      s_->cv.notify_all();
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::string> Get(std::string_view key, absl::Duration timeout) override {
+      std::unique_lock<std::mutex> lock(s_->mu);
+      const std::string k(key);
+      if (!s_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                           [&] { return s_->kv.count(k) > 0; })) {
+        return absl::DeadlineExceededError("memory store: no key " + k);
+      }
+      return s_->kv.at(k);
+    }
+    std::string Describe() const override { return "memory"; }
+
+   private:
+    std::shared_ptr<Shared> s_;
+  };
+  auto shared = std::make_shared<Shared>();
+  CommunicatorOptions o;
+  o.bootstrap.rank = 0;
+  o.bootstrap.world_size = 8;
+  o.bootstrap.open_store = [shared]() -> absl::StatusOr<std::unique_ptr<Store>> {
+    std::lock_guard<std::mutex> lock(shared->mu);
+    ++shared->opened;
+    return std::make_unique<MemoryStore>(shared);
+  };
+  o.bootstrap.transport = "udp:bind=127.0.0.1:0";
+  o.bootstrap.timeout = absl::Seconds(5);
+  o.control.topology = "testbed";
+  o.control.planner = "switchml";
+  auto rank0 = Communicator::Create(o);
+  ASSERT_TRUE(rank0.ok()) << rank0.status();
+  CommunicatorOptions o5 = o;
+  o5.bootstrap.rank = 5;
+  o5.control.topology.clear();
+  auto rank5 = Communicator::Create(o5);
+  ASSERT_TRUE(rank5.ok()) << rank5.status();
+  EXPECT_EQ((*rank5)->world_size(), 8);
+  {
+    std::lock_guard<std::mutex> lock(shared->mu);
+    EXPECT_TRUE(shared->kv.count("grid/switch/S2"));
+    EXPECT_TRUE(shared->kv.count("grid/worker/5"));
+    EXPECT_GE(shared->opened, 4);  // rank 0 publishing, each rank's config and heartbeats
+  }
+  // A factory that fails names the failure; one that returns nothing is refused.
+  CommunicatorOptions bad = o5;
+  bad.bootstrap.rank = 6;
+  bad.bootstrap.open_store = []() -> absl::StatusOr<std::unique_ptr<Store>> {
+    return absl::UnavailableError("c10d store gone");
+  };
+  EXPECT_THAT(Communicator::Create(bad).status().message(), HasSubstr("c10d store gone"));
+  bad.bootstrap.open_store = []() -> absl::StatusOr<std::unique_ptr<Store>> { return nullptr; };
+  EXPECT_THAT(Communicator::Create(bad).status().message(), HasSubstr("returned no store"));
 }
 
 // A planner registered by the program reaches the job through
