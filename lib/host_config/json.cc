@@ -2,6 +2,7 @@
 // for workers and the root (docs/worker.md).
 #include "util/json.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
@@ -239,6 +240,18 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
         mr.Uint("rank", 65534, &member.rank);
         mr.Ip("ip", &member.ip);
         if (mr.status().ok() && member.rank >= c.world) mr.Fail("rank", "must be below world");
+        // A rank is one switch's member at most: its passed DATA must count
+        // for one share of one chunk.
+        auto listed = [&](const RootConfig::Contributor& other) {
+          for (const auto& o : other.members) {
+            if (o.rank == member.rank) return true;
+          }
+          return false;
+        };
+        if (mr.status().ok() &&
+            (listed(k) || std::any_of(c.contributors.begin(), c.contributors.end(), listed))) {
+          mr.Fail("rank", "listed twice among the switches' members");
+        }
         if (!mr.status().ok()) return mr.status();
         k.members.push_back(member);
       }

@@ -295,6 +295,11 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   EXPECT_THAT(
       control::ParseRootConfigJson(control::RootConfigToJson(bad_member)).status().message(),
       HasSubstr("contributors[0].members[0].rank"));
+  // A rank among two switches' members would count twice.
+  control::RootConfig twice = *atp_root;
+  twice.contributors[1].members[0].rank = twice.contributors[0].members[0].rank;
+  EXPECT_THAT(control::ParseRootConfigJson(control::RootConfigToJson(twice)).status().message(),
+              HasSubstr("contributors[1].members[0].rank: listed twice"));
   auto atp_switches = control::BuildSwitchConfigs(topo, atp, params);
   ASSERT_TRUE(atp_switches.ok()) << atp_switches.status();
   for (const auto& [node, config] : *atp_switches) {
