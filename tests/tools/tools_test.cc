@@ -164,6 +164,18 @@ TEST(GridSim, WritesCsvTableAndPlots) {
     EXPECT_GT(std::filesystem::file_size(dir / png), 1000u) << png;
   }
   EXPECT_EQ(RunCommand(kSim + " --experiment=moon --out=" + dir.string()).status, 2);
+  // The authors' formulas: Geryon is band / |N| exactly, and the table says
+  // which baselines it holds.
+  const Result authors = RunCommand(kSim + " --experiment=fattree-b --workers=20 --seeds=1 " +
+                                    "--baselines=authors --out=" + dir.string());
+  ASSERT_EQ(authors.status, 0) << authors.err;
+  EXPECT_THAT(ReadFile(dir / "results.md"), HasSubstr("the authors' simulation formulas"));
+  EXPECT_THAT(ReadFile(dir / "results.csv"),
+              HasSubstr("fattree-b,paper,geryon,20,1,5.000000,5.000000,"));
+  const Result bad =
+      RunCommand(kSim + " --experiment=fattree-b --baselines=kind --out=" + dir.string());
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--baselines"));
   std::filesystem::remove_all(dir);
 }
 
