@@ -246,14 +246,10 @@ ncclResult_t Join(ncclComm_t* out, int nranks, const std::string& store, int ran
   return ncclSuccess;
 }
 
-std::string StoreFromEnvironment(ncclResult_t* result) {
+// The store spec the environment names; empty when it names none.
+std::string StoreFromEnvironment() {
   auto options = grid::Communicator::OptionsFromEnvironment();
-  *result = ncclSuccess;
-  if (!options.ok() || options->bootstrap.store.empty()) {
-    *result = ncclInvalidUsage;
-    return "";
-  }
-  return options->bootstrap.store;
+  return options.ok() ? options->bootstrap.store : std::string();
 }
 
 }  // namespace
@@ -269,10 +265,9 @@ ncclResult_t ncclGetVersion(int* version) {
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   if (id == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclGetUniqueId: id is null");
-  ncclResult_t result;
-  const std::string store = StoreFromEnvironment(&result);
-  if (result != ncclSuccess) {
-    return Fail(nullptr, result,
+  const std::string store = StoreFromEnvironment();
+  if (store.empty()) {
+    return Fail(nullptr, ncclInvalidUsage,
                 "ncclGetUniqueId: no rendezvous store: set GRID_STORE (file:DIR or tcp:HOST:PORT) "
                 "to the store a grid-controller filled, or MASTER_ADDR and MASTER_PORT");
   }

@@ -9,11 +9,9 @@ tools=$1
 shift
 cd "$(dirname "$0")/../.."
 . scripts/fabric.sh
-work=$(mktemp -d)
-trap 'fabric_kill; rm -rf "$work"' EXIT
-base=$((20000 + (RANDOM % 200) * 100))
+fabric_scratch
 fabric_start "$tools" "$work" --topology=testbed --workers=8 --planner=grid --slots=64 \
-  --job-id=$((base % 1000)) --udp-base-port=$base || exit 1
+  --job-id=$job --udp-base-port=$base || exit 1
 GRID_TIMEOUT_MS=60000 fabric_ranks 8 "${@//@WORK@/$work}"
 status=0
 fabric_wait_ranks || status=1
