@@ -5,8 +5,8 @@ layering table in docs/architecture.md (section "Layers and folders").
 The table is the one copy of the rule: each row names a layer, what it owns
 (folders under lib/, public headers under include/grid/) and the layers it may
 include. A file may include its own layer's headers, those of the layers its
-row lists, and those of the layer named base (the export macros); public headers include only public headers; examples include
-only public headers (they are what a user writes). Exit status 1 lists every
+row lists, and those of the layer named base (the export macros); public headers include only public headers; examples and
+bindings/ include only public headers (they are what a user writes). Exit status 1 lists every
 include that breaks the table.
 
   scripts/check_layering.py [SOURCE_DIR]
@@ -70,13 +70,14 @@ def main():
                            os.path.join(os.path.dirname(__file__), ".."))
     owner, allowed = parse_table(os.path.join(root, "docs", "architecture.md"))
     errors = []
-    for top in ("lib", "include/grid", "examples"):
+    for top in ("lib", "include/grid", "examples", "bindings"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith(SOURCE):
                     continue
                 rel = os.path.relpath(os.path.join(dirpath, name), root)
-                is_example = rel.startswith("examples/")
+                # The bindings, like the examples, are what a user could write.
+                is_example = rel.startswith(("examples/", "bindings/"))
                 is_public = rel.startswith("include/")
                 layer = None if is_example else layer_of_file(rel, owner)
                 if not is_example and layer is None:
@@ -107,7 +108,7 @@ def main():
     if errors:
         print(f"{len(errors)} include(s) break the layering table in docs/architecture.md")
         return 1
-    print("layering: every include in lib/, include/grid/ and examples/ keeps the table")
+    print("layering: every include in lib/, include/grid/, examples/ and bindings/ keeps the table")
     return 0
 
 

@@ -8,6 +8,7 @@
 #   fabric_wait_ranks                            wait; nonzero if any rank failed
 #   fabric_stop                                  SIGINT switches and root, wait
 #   fabric_scratch                               (tests) $work, $base, $job, a trap, fail
+#   fabric_start_lossy TOOLS                     (tests) the 4-worker testbed, lossy UDP
 
 fabric_pids=()
 fabric_rank_pids=()
@@ -88,4 +89,12 @@ fabric_scratch() {
   job=$((base % 1000 + 1))
   trap 'fabric_kill; rm -rf "$work"' EXIT
   fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -5 "$f"; done; exit 1; }
+}
+
+# For test scripts, after fabric_scratch: the testbed with 4 workers, planned
+# by grid, over kernel UDP links with 1% loss, duplication and reordering.
+fabric_start_lossy() {
+  fabric_start "$1" "$work" --topology=testbed --workers=4 --planner=grid --slots=64 \
+    --job-id=$job --udp-base-port=$base --link-impairment=loss=0.01,dup=0.01,reorder=0.01 ||
+    fail "grid-controller"
 }

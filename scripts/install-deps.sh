@@ -17,6 +17,7 @@ packages=(
   nftables                               # link loss on netns fabrics (no netem in these kernels)
   cpp                                    # the P4 compile tests preprocess with it
   python3                                # scripts/check_layering.py (CTest layering)
+  python3-torch libtorch-dev pybind11-dev python3-dev  # the PyTorch backend (bindings/torch)
 )
 # The P4 toolchain, where it is at hand (../shared/p4tools, or P4TOOLS=DIR):
 # the Debian runtime packages its p4c and BMv2 binaries need.

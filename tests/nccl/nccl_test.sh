@@ -14,9 +14,7 @@ cd "$(dirname "$0")/../.."
 . scripts/fabric.sh
 fabric_scratch
 
-fabric_start "$tools" "$work" --topology=testbed --workers=4 --planner=grid --slots=64 \
-  --job-id=$job --udp-base-port=$base --link-impairment=loss=0.01,dup=0.01,reorder=0.01 ||
-  fail "grid-controller"
+fabric_start_lossy "$tools"
 # The program takes its rank from its arguments, as an NCCL program does;
 # the store comes from GRID_STORE (fabric_ranks sets it) through the id.
 fabric_rank_pids=()

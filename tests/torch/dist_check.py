@@ -1,0 +1,129 @@
+"""torch.distributed called directly on the "grid" backend, as one rank of a
+job started by torchrun (tests/torch/torch_test.sh): allreduce of every
+supported dtype, SUM and AVG, a list of tensors, async wait and futures,
+the Gloo fallback's broadcast, allgather and barrier, and what must raise.
+Prints "rank R: ok" when every check held."""
+import datetime
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+import grid_torch
+
+rank = int(os.environ["RANK"])
+world = int(os.environ["WORLD_SIZE"])
+dist.init_process_group("grid", timeout=datetime.timedelta(seconds=60))
+assert dist.get_backend() == "grid", dist.get_backend()
+assert dist.get_rank() == rank and dist.get_world_size() == world
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"rank {rank}: FAILED {what}", flush=True)
+
+
+def ramp(n, dtype, scale=1.0):
+    # Distinct per rank and element, exact in every dtype checked.
+    x = torch.arange(n, dtype=torch.float64) % 97 + rank * 3
+    return (x * scale).to(dtype)
+
+
+def expected(n, dtype, scale=1.0):
+    return sum(ramp(n, torch.float64, scale) + 3 * (r - rank) * scale for r in range(world))
+
+
+n = 5000
+# Every supported dtype, SUM; values whose sums the dtype holds exactly.
+for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int32):
+    t = ramp(n, dtype, 0.25 if dtype.is_floating_point else 1.0)
+    dist.all_reduce(t)
+    want = expected(n, dtype, 0.25 if dtype.is_floating_point else 1.0)
+    check(torch.equal(t.to(torch.float64), want), f"all_reduce SUM {dtype}")
+
+# AVG.
+t = ramp(n, torch.float32)
+dist.all_reduce(t, op=dist.ReduceOp.AVG)
+check(torch.allclose(t.double(), expected(n, torch.float32) / world, rtol=1e-6), "all_reduce AVG")
+
+# A list of tensors in one call (one group on GRID), of two dtypes and a
+# non-contiguous one.
+a = ramp(3000, torch.float32)
+b = ramp(70, torch.int32)
+c = ramp(4000, torch.float32).view(40, 100).t()  # not contiguous
+work = dist.distributed_c10d._get_default_group().allreduce([a, b, c])
+work.wait()
+check(torch.equal(a.double(), expected(3000, torch.float32)), "list: tensor 0")
+check(torch.equal(b.double(), expected(70, torch.int32)), "list: tensor 1")
+check(torch.equal(c.double(), expected(4000, torch.float32).view(40, 100).t()),
+      "list: non-contiguous tensor")
+
+# Async: several in flight, then wait; and a future.
+ts = [ramp(2000 + i, torch.float32) for i in range(4)]
+works = [dist.all_reduce(t, async_op=True) for t in ts]
+for w in works:
+    w.wait()
+for i, t in enumerate(ts):
+    check(torch.equal(t.double(), expected(2000 + i, torch.float32)), f"async {i}")
+t = ramp(1000, torch.float32)
+fut = dist.all_reduce(t, async_op=True).get_future()
+doubled = fut.then(lambda f: f.value()[0] * 2).wait()
+check(torch.equal(doubled.double(), 2 * expected(1000, torch.float32)), "future")
+
+# The Gloo fallback.
+t = torch.full((10,), float(rank))
+dist.broadcast(t, src=2)
+check(torch.equal(t, torch.full((10,), 2.0)), "broadcast")
+out = [torch.zeros(3) for _ in range(world)]
+dist.all_gather(out, torch.full((3,), float(rank)))
+check(all(torch.equal(o, torch.full((3,), float(r))) for r, o in enumerate(out)), "all_gather")
+dist.barrier()
+
+
+def raises(f, *needles):
+    try:
+        f()
+    except Exception as e:  # what torch raises, whatever its class
+        msg = str(e)
+        return all(s in msg for s in needles) or print(f"rank {rank}: message: {msg}")
+    return False
+
+
+# What GRID cannot do raises, naming the rank and the operation.
+check(raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.float64)),
+             f"rank {rank}", "allreduce", "float64"), "float64 raises")
+check(raises(lambda: dist.all_reduce(torch.ones(4), op=dist.ReduceOp.MAX),
+             f"rank {rank}", "allreduce", "MAX"), "MAX raises")
+# An op neither GRID nor torch 1.13's Gloo has.
+check(raises(lambda: dist.all_to_all([torch.zeros(1)] * world, [torch.ones(1)] * world),
+             f"rank {rank}", "alltoall", "Gloo"), "all_to_all raises")
+check(raises(lambda: dist.new_group(), "only the default process group"), "subgroup raises")
+
+# GRID's ranks met through torch's store (the default group "0", then the
+# backend's prefix "grid"), not a store of their own: every rank's
+# heartbeat is there.
+ours = dist.PrefixStore("grid", dist.PrefixStore("0", dist.distributed_c10d._get_default_store()))
+try:
+    ours.wait([f"grid/heartbeat/{r}" for r in range(world)], datetime.timedelta(seconds=5))
+    check(all(len(ours.get(f"grid/heartbeat/{r}")) > 0 for r in range(world)),
+          "heartbeats in torch's store")
+except RuntimeError as e:
+    check(False, f"heartbeats in torch's store: {e}")
+
+# After the errors, the job still works.
+t = ramp(n, torch.float32)
+dist.all_reduce(t)
+check(torch.equal(t.double(), expected(n, torch.float32)), "all_reduce after errors")
+
+s = grid_torch.stats()
+check(s["operations"] >= 10, f"stats: {s}")
+print(f"rank {rank}: stats {s}", flush=True)
+dist.destroy_process_group()
+if failures:
+    print(f"rank {rank}: {len(failures)} checks failed: {failures}", flush=True)
+    sys.exit(1)
+print(f"rank {rank}: ok", flush=True)
