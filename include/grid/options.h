@@ -77,9 +77,15 @@ struct EngineOptions {
   absl::Duration timeout = absl::Seconds(30);  // default per operation
   // In-flight chunks: at most the pool size P. 0 = P. The window starts at
   // `initial_window`, doubles per round trip up to the first congestion
-  // signal or loss (slow start), then adapts (AIMD) between 1 and this.
+  // signal or loss (slow start), then grows by one per window and shrinks
+  // with the share of marked results (DCTCP) or by half on loss, between 1
+  // and this.
   uint32_t window = 0;
   uint32_t initial_window = 16;
+  // Results marked CONGESTION shrink the window by the marked fraction (a
+  // moving average with this gain, updated once per window) over two, once
+  // per window (DCTCP, docs/worker.md "The window").
+  double ecn_gain = 1.0 / 16;
   // Loss recovery: a chunk whose result has not come back after the RTO is
   // sent again, then after 2x, 4x, 8x (up to `max_rto` once no result has
   // come for 2 x max_rto; docs/worker.md). The RTO starts at `rto` and then

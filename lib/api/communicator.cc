@@ -110,6 +110,10 @@ absl::Status ValidateEngine(int rank, const EngineOptions& e) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d options: engine.initial_window must be at least 1", rank));
   }
+  if (!(e.ecn_gain > 0 && e.ecn_gain <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d options: engine.ecn_gain = %g; in (0, 1]", rank, e.ecn_gain));
+  }
   if (e.rto <= absl::ZeroDuration() || e.max_rto < e.rto || e.min_rto <= absl::ZeroDuration() ||
       e.min_rto > e.max_rto || e.scan_interval <= absl::ZeroDuration() ||
       e.timeout <= absl::ZeroDuration()) {

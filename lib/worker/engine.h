@@ -91,6 +91,7 @@ class Engine {
   const CommunicatorStats& stats() const { return stats_; }
   // The loss and congestion state, as tests/worker/loss_test.cc checks it.
   uint32_t window() const { return static_cast<uint32_t>(cwnd_); }
+  double marked_fraction() const { return alpha_; }
   absl::Duration rto() const { return rto_; }
 
  private:
@@ -117,6 +118,7 @@ class Engine {
   // loss.cc
   void Scan(absl::Time now);
   void Backoff(absl::Time now, double floor = 1);
+  void OnMark(bool marked);  // the congestion control's ECN input (DCTCP)
   // engine.cc
   void Complete(WireOp& op, absl::Time now);
   void Finalize(Piece& piece, absl::Time now);
@@ -134,6 +136,12 @@ class Engine {
   double ssthresh_;  // slow start below it, +1 per window above it
   uint32_t max_window_;
   absl::Time last_decrease_ = absl::InfinitePast();
+  // DCTCP: alpha_ follows the fraction of results and signals marked
+  // CONGESTION, updated once per window of them; a window with marks shrinks
+  // cwnd by alpha_ / 2 (loss.cc, OnMark). It starts at 1, so the first
+  // marked window halves, as TCP would.
+  double alpha_ = 1;
+  uint32_t window_seen_ = 0, window_marked_ = 0;
   // Doublings of a chunk's retransmission timeout (loss.cc, Scan).
   static constexpr int kMaxBackoff = 3;
   static constexpr int kMaxSilentBackoff = 20;
@@ -142,6 +150,12 @@ class Engine {
   absl::Duration rto_;
   void SampleRtt(absl::Duration rtt);
   absl::Time last_result_ = absl::InfinitePast();  // when a chunk was last answered
+  // Results per second while chunks are in flight (loss.cc, Scan): with
+  // in_flight_ chunks queued ahead, a chunk sent now waits about
+  // in_flight_ / result_rate_ for its result, however stale srtt_ is.
+  double result_rate_ = 0;
+  uint64_t results_counted_ = 0;
+  absl::Time rate_since_ = absl::InfinitePast();
   absl::Time next_scan_ = absl::InfinitePast();
   std::vector<std::vector<uint8_t>> tx_frames_;  // frame buffers, reused
   size_t tx_count_ = 0;

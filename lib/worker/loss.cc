@@ -19,11 +19,32 @@ void Engine::Scan(absl::Time now) {
   // twice that long (the path is down).
   const bool silent = now - last_result_ > 2 * options_.max_rto;
   const int max_shift = silent ? kMaxSilentBackoff : kMaxBackoff;
+  // The queue ahead of a chunk: the rate results come back at, measured
+  // over intervals with results, and how many chunks are ahead.
+  if (rate_since_ == absl::InfinitePast() || in_flight_ == 0) {
+    rate_since_ = now;
+    results_counted_ = 0;
+  } else if (const absl::Duration dt = now - rate_since_;
+             dt >= 4 * options_.scan_interval && results_counted_ > 0) {
+    const double sample = static_cast<double>(results_counted_) / absl::ToDoubleSeconds(dt);
+    result_rate_ = result_rate_ == 0 ? sample : 0.75 * result_rate_ + 0.25 * sample;
+    rate_since_ = now;
+    results_counted_ = 0;
+  }
+  absl::Duration base = rto_;
+  if (result_rate_ > 0) {
+    // Loss slows results too, and the chunks it holds back stay in flight:
+    // unbounded, the estimate would feed on itself. Three clean round trips
+    // bound it once there are any.
+    absl::Duration queue = absl::Seconds(1.5 * in_flight_ / result_rate_);
+    if (srtt_ > absl::ZeroDuration()) queue = std::min(queue, 3 * srtt_);
+    base = std::max(base, queue);
+  }
   bool lost = false;
   for (Slot& s : slots_) {
     if (s.op == nullptr) continue;
     const absl::Duration rto =
-        std::min(options_.max_rto, rto_ * std::ldexp(1.0, std::min(s.sends - 1, max_shift)));
+        std::min(options_.max_rto, base * std::ldexp(1.0, std::min(s.sends - 1, max_shift)));
     if (now - s.sent < rto) continue;
     if (tx_count_ == tx_frames_.size()) Flush();
     if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return;
@@ -94,6 +115,23 @@ void Engine::SampleRtt(absl::Duration rtt) {
     srtt_ = srtt_ * 0.875 + rtt * 0.125;
   }
   rto_ = std::clamp(srtt_ + 4 * rttvar_, options_.min_rto, options_.max_rto);
+}
+
+// DCTCP (RFC 8257): a marked result says a queue on its way is above the
+// switch's threshold, not that it overflowed, so the window shrinks in
+// proportion to how much of it was marked, once per window, instead of
+// halving on every mark. A window whose every result is marked still halves.
+void Engine::OnMark(bool marked) {
+  ++window_seen_;
+  if (marked) ++window_marked_;
+  if (window_seen_ < std::max(1.0, cwnd_)) return;
+  const double fraction = static_cast<double>(window_marked_) / window_seen_;
+  alpha_ = (1 - options_.ecn_gain) * alpha_ + options_.ecn_gain * fraction;
+  if (window_marked_ > 0) {
+    cwnd_ = std::max(1.0, cwnd_ * (1 - alpha_ / 2));
+    ssthresh_ = cwnd_;
+  }
+  window_seen_ = window_marked_ = 0;
 }
 
 void Engine::Backoff(absl::Time now, double floor) {

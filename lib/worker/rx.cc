@@ -37,10 +37,9 @@ void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
     stats_.foreign = Foreign();
     return;
   }
-  if (h.flags & wire::flags::kCongestion) {
-    ++stats_.congestion_signals;
-    Backoff(now);
-  }
+  const bool marked = (h.flags & wire::flags::kCongestion) != 0;
+  if (marked) ++stats_.congestion_signals;
+  OnMark(marked);
   if (h.type == wire::MessageType::kResult) {
     OnResult(v, now);
   } else if (h.flags & wire::flags::kCollision) {
@@ -116,6 +115,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
     }
   }
   last_result_ = now;
+  ++results_counted_;
   // Karn's rule, for a whole chunk: a round trip in which any rank's
   // contribution was sent again (RETRANSMIT, kept by the switches and the
   // root) measures loss recovery, not the network.

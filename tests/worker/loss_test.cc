@@ -3,6 +3,7 @@
 // round trip waits for every member, so the engine must not treat another
 // rank's loss as its own. Each test fails on the TCP rule it replaces.
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -20,10 +21,10 @@ constexpr size_t kChunks = 300;
 
 // One rank's engine with one int32 operation of kChunks chunks submitted.
 struct Rig {
-  explicit Rig(EngineOptions o) : options(o) {
+  explicit Rig(EngineOptions o, size_t chunks = kChunks) : options(o) {
     config = testing::OneRankConfig(testing::ClusterOptions{});
     engine = std::make_unique<worker::Engine>(config, &transport, options);
-    in.assign(kChunks * config.elements, 1);
+    in.assign(chunks * config.elements, 1);
     out.resize(in.size());
     op = std::make_shared<internal::OpState>();
     op->type = DataType::kInt32;
@@ -144,6 +145,75 @@ TEST(LossRecovery, ARoundTripWithAnyRanksResendIsNotSampled) {
   rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, first[1]));
   rig.Step(absl::ZeroDuration());
   EXPECT_EQ(rig.engine->rto(), absl::Milliseconds(150));  // srtt 50 + 4 x rttvar 25
+}
+
+// A queue the RTT estimate cannot see: every result carries another rank's
+// RETRANSMIT, so Karn's rule samples none and the RTO stays at its first
+// 10 ms, while results come back 4 per ms in order and up to 64 chunks wait,
+// 16 ms deep. The RTO follows the queue (in flight / result rate), so a
+// chunk whose result is on its way is not sent again.
+TEST(LossRecovery, AChunkQueuedBehindTheWindowIsNotSentAgain) {
+  Rig rig(Options(), 20000);
+  std::deque<std::vector<uint8_t>> queue;
+  int first_sends = 0, resends = 0;
+  std::vector<std::vector<uint8_t>> sent = rig.Step(absl::ZeroDuration());
+  for (int ms = 0; ms < 500; ++ms) {
+    for (auto& frame : sent) {
+      if (Rig::HeaderOf(frame).flags & wire::flags::kRetransmit) {
+        ++resends;
+      } else {
+        ++first_sends;
+        queue.push_back(std::move(frame));
+      }
+    }
+    for (int i = 0; i < 4 && !queue.empty(); ++i) {
+      rig.transport.inbox.push_back(
+          AnswerFromAggregator(rig.config, queue.front(), wire::flags::kRetransmit));
+      queue.pop_front();
+    }
+    sent = rig.Step(absl::Milliseconds(1));
+  }
+  ASSERT_GE(first_sends, 1500);
+  EXPECT_LE(resends, first_sends / 200) << first_sends << " first sends";
+}
+
+// Answers every first send at once, one step of 1 ms later, marking one
+// answer in `mark_every` CONGESTION; returns the window after each step.
+std::vector<uint32_t> RunMarked(Rig& rig, int mark_every, absl::Duration how_long) {
+  std::vector<uint32_t> windows;
+  std::vector<std::vector<uint8_t>> sent = rig.Step(absl::ZeroDuration());
+  int answered = 0;
+  for (absl::Time end = rig.now + how_long; rig.now < end;) {
+    for (const auto& frame : sent) {
+      if (Rig::HeaderOf(frame).flags & wire::flags::kRetransmit) continue;
+      const bool mark = ++answered % mark_every == 0;
+      rig.transport.inbox.push_back(
+          AnswerFromAggregator(rig.config, frame, mark ? wire::flags::kCongestion : 0));
+    }
+    sent = rig.Step(absl::Milliseconds(1));
+    windows.push_back(rig.engine->window());
+  }
+  return windows;
+}
+
+// DCTCP: with 5% of results marked, the window settles where a window's
+// growth (+1) meets its decrease (cwnd * alpha / 2), about 2 / 0.05 = 40
+// chunks. Halving on every mark, once per RTO, held it at a few chunks.
+TEST(Congestion, AFewMarksShrinkTheWindowByTheirShareNotByHalf) {
+  Rig rig(Options(), 200000);
+  const std::vector<uint32_t> windows = RunMarked(rig, 20, absl::Seconds(1));
+  ASSERT_GE(windows.size(), 1000u);
+  const uint32_t low = *std::min_element(windows.begin() + windows.size() / 2, windows.end());
+  EXPECT_GE(low, 24u);
+  EXPECT_NEAR(rig.engine->marked_fraction(), 0.05, 0.02);
+}
+
+// Every result marked: the average goes to 1, and each window halves.
+TEST(Congestion, EveryResultMarkedHalvesTheWindowEachWindow) {
+  Rig rig(Options(), 20000);
+  const std::vector<uint32_t> windows = RunMarked(rig, 1, absl::Milliseconds(50));
+  EXPECT_EQ(windows.back(), 1u);
+  EXPECT_GT(rig.engine->marked_fraction(), 0.9);
 }
 
 }  // namespace
