@@ -152,7 +152,7 @@ class Engine {
   absl::Time last_result_ = absl::InfinitePast();  // when a chunk was last answered
   // Results per second while chunks are in flight (loss.cc, Scan): with
   // in_flight_ chunks queued ahead, a chunk sent now waits about
-  // in_flight_ / result_rate_ for its result, however stale srtt_ is.
+  // in_flight_ / result_rate_ for its result, which srtt_ follows late.
   double result_rate_ = 0;
   uint64_t results_counted_ = 0;
   absl::Time rate_since_ = absl::InfinitePast();
