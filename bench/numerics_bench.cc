@@ -11,25 +11,18 @@
 
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "grid/numerics.h"
 #include "grid/wire.h"
 #include "ratio_reporter.h"
 
 namespace {
 
+using grid::bench::Gradient;
 using grid::numerics::BlockExponent;
-
-std::vector<float> Gradient(size_t n) {
-  std::mt19937 rng(42);
-  std::normal_distribution<float> normal(0, 1e-3f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 constexpr int kFanIn = 8;
 
@@ -108,38 +101,9 @@ void BM_Dequantize(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * n * sizeof(float));
 }
 
-// Quantization fused with packetization, as a worker sends: per packet of 64
-// elements, write the Ethernet/IPv4/UDP/GRID headers, then quantize straight
-// into the payload (big-endian).
+// Quantization fused with packetization, as a worker sends (bench_common.h).
 void BM_QuantizePacketize(benchmark::State& state) {
-  const size_t n = state.range(0);
-  const size_t per = grid::wire::kDefaultElements;
-  const std::vector<float> in = Gradient(n);
-  const size_t packets = n / per;
-  const size_t frame_bytes = grid::wire::FrameBytes(per);
-  std::vector<uint8_t> frames(packets * frame_bytes);
-  const uint8_t e = *BlockExponent(in);
-  grid::wire::Header h;
-  h.num_elements = static_cast<uint16_t>(per);
-  h.fan_in = kFanIn;
-  h.exponent = e;
-  const grid::wire::FrameAddress address;
-  for (auto _ : state) {
-    for (size_t p = 0; p < packets; ++p) {
-      uint8_t* frame = frames.data() + p * frame_bytes;
-      h.chunk = static_cast<uint32_t>(p);
-      h.slot = static_cast<uint16_t>(p % 512);
-      if (!grid::wire::WriteFrameHeaders(address, h, {frame, frame_bytes}).ok() ||
-          !grid::numerics::QuantizeToWire({in.data() + p * per, per}, e, kFanIn,
-                                          frame + grid::wire::kPayloadOffset)
-               .ok()) {
-        state.SkipWithError("packetize");
-        break;
-      }
-    }
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(int64_t(state.iterations()) * packets * per * sizeof(float));
+  grid::bench::QuantizePacketize(state, state.range(0), grid::wire::kDefaultElements, kFanIn);
 }
 
 // The receive side: parse and validate each result frame, dequantize its payload.
@@ -183,15 +147,8 @@ void BM_DepacketizeDequantize(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool small = false;
   std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::string(argv[i]) == "--sizes=small") {
-      small = true;
-    } else if (std::string(argv[i]) != "--sizes=all") {
-      args.push_back(argv[i]);
-    }
-  }
+  const bool small = grid::bench::TakeSizesFlag(argc, argv, args);
   // 64 Ki floats (256 KiB) stays in L2; 4 Mi floats (16 MiB) goes to memory.
   const std::vector<int64_t> sizes =
       small ? std::vector<int64_t>{4096} : std::vector<int64_t>{1 << 16, 1 << 22};

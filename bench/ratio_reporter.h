@@ -26,7 +26,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.error_occurred) continue;
+      if (run.error_occurred) {
+        ++errors_;
+        continue;
+      }
       // With --benchmark_repetitions the median wins; it is reported after
       // the repetitions it summarizes.
       const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
@@ -46,6 +49,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
       results_[{group, run.run_name.args}][member] = value;
     }
   }
+
+  // Runs that ended with SkipWithError (a wrong result, a failed setup):
+  // main returns non-zero on any, so the smoke tests catch them.
+  int errors() const { return errors_; }
 
   void PrintRatios() const {
     std::printf("\n%-12s %-10s %-26s %12s", "group", "args", "benchmark",
@@ -82,6 +89,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
   Measure measure_;
   std::vector<std::string> baselines_;
+  int errors_ = 0;
   std::map<std::pair<std::string, std::string>, std::map<std::string, double>, KeyOrder> results_;
 };
 
