@@ -171,9 +171,5 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();
   benchmark::Shutdown();
-  if (reporter.errors() > 0) {
-    std::fprintf(stderr, "engine_bench: %d run(s) failed\n", reporter.errors());
-    return 1;
-  }
-  return 0;
+  return reporter.ExitCode("engine_bench");
 }

@@ -79,5 +79,5 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();
   benchmark::Shutdown();
-  return 0;
+  return reporter.ExitCode("planner_bench");
 }

@@ -50,9 +50,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
     }
   }
 
-  // Runs that ended with SkipWithError (a wrong result, a failed setup):
-  // main returns non-zero on any, so the smoke tests catch them.
-  int errors() const { return errors_; }
+  // What main returns: 1 when a run ended with SkipWithError (a wrong
+  // result, a failed setup), so that the smoke tests catch it.
+  int ExitCode(const char* tool) const {
+    if (errors_ == 0) return 0;
+    std::fprintf(stderr, "%s: %d run(s) failed\n", tool, errors_);
+    return 1;
+  }
 
   void PrintRatios() const {
     std::printf("\n%-12s %-10s %-26s %12s", "group", "args", "benchmark",

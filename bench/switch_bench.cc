@@ -21,6 +21,7 @@ using namespace grid;
 struct Setup {
   sw::SwitchConfig config;
   std::vector<std::vector<uint8_t>> data;  // one template per member of S2
+  std::vector<uint16_t> data_port;         // the port each member's chunks arrive on
   std::vector<uint8_t> transit;            // a PARTIAL that S2 forwards toward S1
   uint32_t slots = 256;
 };
@@ -41,6 +42,15 @@ Setup Make() {
   const planner::PathLabels labels = planner::LabelPaths(plan);
   std::vector<uint8_t> payload(wire::kDefaultElements * 4, 1);
   for (int rank : {2, 3, 6}) {
+    // A member's chunks count only from its own port and address
+    // (docs/security.md).
+    const sw::Member* member = nullptr;
+    for (const sw::Member& m : s.config.jobs.at(1).aggregate->members) {
+      if (m.rank == rank) member = &m;
+    }
+    wire::FrameAddress from;
+    from.src_ip = member->to.ip;
+    s.data_port.push_back(member->to.port);
     wire::Header h;
     h.job_id = 1;
     h.job_token = 42;
@@ -50,7 +60,7 @@ Setup Make() {
     h.fan_in = 3;
     h.num_elements = wire::kDefaultElements;
     std::vector<uint8_t> f(wire::FrameBytes(h.num_elements));
-    (void)wire::EncodeFrame({}, h, payload, absl::MakeSpan(f));
+    (void)wire::EncodeFrame(from, h, payload, absl::MakeSpan(f));
     s.data.push_back(std::move(f));
   }
   wire::Header t;
@@ -86,7 +96,7 @@ void BM_Aggregate(benchmark::State& state) {
     std::memcpy(scratch.data() + kSlotOffset, &slot, 2);
     scratch[kFlagsOffset] = (chunk / s.slots) % 2 ? wire::flags::kCopy : 0;
     out.Clear();
-    p.Process(absl::MakeSpan(scratch), 0, &out);
+    p.Process(absl::MakeSpan(scratch), s.data_port[member], &out);
     benchmark::DoNotOptimize(out.frames.data());
     if (++member == s.data.size()) {
       member = 0;
@@ -128,5 +138,5 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();
   benchmark::Shutdown();
-  return 0;
+  return reporter.ExitCode("switch_bench");
 }
