@@ -5,22 +5,23 @@
 # allreduce over the same transport, in the same run.
 #
 #   scripts/allreduce_perf.sh [BUILD_DIR] [allreduce_perf flags...]
-#   env: PLANNER (grid-paths), GBPS (link rate, 0.02)
+#   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (per frame, 64),
+#        SLOTS (pool size, 256)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 shift || true
 . scripts/fabric.sh
 work=$(mktemp -d /tmp/grid-perf.XXXXXX)
-trap 'fabric_kill; rm -rf "$work"' EXIT
+trap 'fabric_kill; [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"; rm -rf "$work"' EXIT
 job=$((100 + RANDOM % 800))
 fabric_start "$build/tools" "$work" --topology=testbed --workers=8 \
-  --planner="${PLANNER:-grid-paths}" --slots=256 --job-id=$job --memif-dir="$work/sock" \
-  --link-gbps="${GBPS:-0.02}" --eal-memory-mb=64 || exit 1
+  --planner="${PLANNER:-grid-paths}" --slots="${SLOTS:-256}" --job-id=$job --memif-dir="$work/sock" \
+  --link-gbps="${GBPS:-0.02}" --elements="${ELEMENTS:-64}" --eal-memory-mb=64 || exit 1
 GRID_TIMEOUT_MS=300000 fabric_ranks 8 "$build/bench/allreduce_perf" "$@"
 status=0
 fabric_wait_ranks || status=1
 fabric_stop
-echo "# testbed: planner ${PLANNER:-grid-paths}, links ${GBPS:-0.02} Gbps (100 Gbps scaled)"
+echo "# testbed: planner ${PLANNER:-grid-paths}, links ${GBPS:-0.02} Gbps (100 Gbps scaled), ${ELEMENTS:-64} elements per frame"
 cat "$work/rank-0.log"
 [ $status = 0 ] || { for r in $(seq 1 7); do tail -2 "$work/rank-$r.log"; done; exit 1; }

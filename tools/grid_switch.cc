@@ -24,6 +24,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -40,6 +41,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
+#include "grid/wire.h"
 #include "switch_common.h"
 #include "transport/dpdk.h"
 #include "util/random.h"
@@ -371,8 +373,12 @@ void Init(int argc, char** argv, Switch& sw) {
 void StartPorts(Switch& sw) {
   constexpr unsigned kMbufsPerWorker = 8191;
   constexpr uint16_t kDescriptors = 1024;
-  sw.pool = rte_pktmbuf_pool_create("grid_switch", kMbufsPerWorker * sw.workers, 256, 0,
-                                    RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  // Room for the largest GRID frame (1024 elements) in one mbuf: the
+  // pipeline reads a frame from its first segment only.
+  const auto room = static_cast<uint16_t>(std::max<size_t>(
+      RTE_MBUF_DEFAULT_BUF_SIZE, grid::wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
+  sw.pool = rte_pktmbuf_pool_create("grid_switch", kMbufsPerWorker * sw.workers, 256, 0, room,
+                                    static_cast<int>(rte_socket_id()));
   if (sw.pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
   std::vector<Port> port_state(sw.ports);
   for (const auto& [p, imp] : sw.flags.impairments) {
@@ -394,6 +400,9 @@ void StartPorts(Switch& sw) {
            " transmit queues");
     }
     rte_eth_promiscuous_enable(p);
+    // Best effort, as in the DPDK transport: NICs need it for frames of more
+    // than 493 elements; virtual devices ignore it.
+    (void)rte_eth_dev_set_mtu(p, static_cast<uint16_t>(grid::wire::kMaxFrameBytes - 14));
   }
   for (unsigned w = 0; w < sw.workers; ++w) {
     auto pipeline = Pipeline::Create(sw.config);

@@ -218,11 +218,17 @@ class Pipeline {
 
   // Aggregation capacity (SwitchConfig::capacity_gbps): the I/O layer grants
   // `bits` of credit as time passes, capacity_gbps bits per nanosecond; DATA
-  // aggregated here spends its frame's bits. Credit beyond a burst of
-  // kCapacityBurstBits (or one whole chunk of the widest job) is lost. With
-  // no capacity configured the pipeline ignores credit.
+  // aggregated here spends its frame's bits. Credit beyond the burst is lost:
+  // kCapacityBurstBits, or kCapacityBurstFrames frames of the widest job, or
+  // one whole chunk of a best-effort job, whichever is largest. With no
+  // capacity configured the pipeline ignores credit.
   void AddCapacityCredit(double bits);
   static constexpr double kCapacityBurstBits = 64 * 1024 * 8;
+  // A software switch takes its frames a poll round at a time, and a round
+  // after the process was descheduled holds all that arrived meanwhile; a
+  // burst in bytes alone would drop wide frames that arrived within the
+  // capacity. 192 frames of 64 elements is the 64 KiB burst.
+  static constexpr int kCapacityBurstFrames = 192;
 
   const SwitchConfig& config() const { return config_; }
   const Counters& counters() const { return counters_; }

@@ -3,6 +3,7 @@
 // the P4 programs implement the same decisions (tests/p4/ holds them to it).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 #include "aggregation/copy.h"
@@ -56,7 +57,8 @@ struct Pipeline::JobState {
 };
 
 Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {
-  credit_bits_ = kCapacityBurstBits;  // a switch starts with a full bucket
+  // A switch starts with a full bucket (BuildState caps it at the burst).
+  credit_bits_ = std::numeric_limits<double>::infinity();
 }
 Pipeline::~Pipeline() = default;
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
@@ -100,10 +102,13 @@ void Pipeline::BuildState() {
   queue_depth_.resize(config_.num_ports, 0);
   std::map<uint16_t, std::unique_ptr<JobState>> next;
   std::map<std::pair<uint16_t, uint16_t>, std::unique_ptr<JobState>> next_proxies;
-  // The credit a best-effort job's whole chunk needs must fit in the bucket.
+  // The bucket holds a burst of the widest job's frames, and the credit a
+  // best-effort job's whole chunk needs.
   credit_cap_bits_ = kCapacityBurstBits;
   auto fit = [&](const JobEntry::Aggregate& a) {
-    credit_cap_bits_ = std::max(credit_cap_bits_, 8.0 * a.fan_in * wire::FrameBytes(a.elements));
+    const double frame_bits = 8.0 * wire::FrameBytes(a.elements);
+    credit_cap_bits_ =
+        std::max({credit_cap_bits_, a.fan_in * frame_bits, kCapacityBurstFrames * frame_bits});
   };
   for (const auto& [id, job] : config_.jobs) {
     for (const auto& [owner, a] : job.proxies) {

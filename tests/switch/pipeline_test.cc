@@ -1,3 +1,4 @@
+#include <array>
 #include <cstring>
 
 #include "aggregation/elements.h"
@@ -123,6 +124,34 @@ uint32_t Exhaust(Pipeline& p, const Job& job, uint16_t (*port)(const Job&, int))
 
 uint16_t MemberPort(const Job& job, int rank) {
   return job.PortTo(job.node("S2"), job.plan.job.workers[rank]);
+}
+
+// A job of wide frames gets a burst of kCapacityBurstFrames of them, not
+// only 64 KiB: a software switch reads a poll round's frames at once.
+TEST(PipelineCapacity, AJobOfWideFramesGetsABurstOfFrames) {
+  Job wide = testing::MakeJob("testbed", "switchml", 8, 1, /*slots=*/256, wire::kMaxElements);
+  SwitchConfig config = wide.configs.at(wide.node("S2"));
+  config.capacity_gbps = 1;
+  Pipeline p = *Pipeline::Create(config);
+  const std::vector<int32_t> values(wire::kMaxElements, 1);
+  Output out;
+  const int frames = 150;  // 150 x 4172 B = 626 KB, ten times the 64 KiB burst
+  for (int i = 0; i < frames; ++i) {
+    const int rank = std::array{2, 3, 6}[i % 3];
+    auto f = DataFrame(wide, rank, 1, static_cast<uint32_t>(i / 3), values);
+    out.Clear();
+    p.Process(absl::MakeSpan(f), MemberPort(wide, rank), &out);
+  }
+  EXPECT_EQ(p.counters().drops[static_cast<int>(Drop::kOverCapacity)], 0u);
+  EXPECT_EQ(p.counters().jobs.at(7).data, static_cast<uint64_t>(frames));
+  // The burst is still a burst: frames beyond it are dropped.
+  for (int i = frames; i < 3 * Pipeline::kCapacityBurstFrames; ++i) {
+    const int rank = std::array{2, 3, 6}[i % 3];
+    auto f = DataFrame(wide, rank, 1, static_cast<uint32_t>(i / 3), values);
+    out.Clear();
+    p.Process(absl::MakeSpan(f), MemberPort(wide, rank), &out);
+  }
+  EXPECT_EQ(p.counters().jobs.at(7).data, static_cast<uint64_t>(Pipeline::kCapacityBurstFrames));
 }
 
 TEST_F(PipelineTest, CapacityDropsDataBeyondItAndCreditRestoresIt) {
