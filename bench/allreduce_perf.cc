@@ -1,21 +1,26 @@
 // allreduce_perf: nccl-tests-style allreduce bandwidth for one rank of a job,
-// against a ring allreduce over the same transport and fabric in the same
-// run. Launch it as every rank of a job (scripts/allreduce_perf.sh does, on
-// the emulated testbed); rank 0 prints the table.
+// against peers measured in the same run: a ring allreduce over the same
+// transport and fabric, and Gloo's ring over its own TCP transport. Launch it
+// as every rank of a job (scripts/allreduce_perf.sh does, on the emulated
+// testbed); rank 0 prints the table.
 //
 //   allreduce_perf [--min-bytes=4096] [--max-bytes=1048576] [--factor=4]
-//                  [--iters=3] [--warmup=1] [--ring=true]
+//                  [--iters=3] [--warmup=1] [--ring=true] [--gloo=ADDRESS]
 //
 // Rows: size and count (float32), redop, root (-1: none), the time per
 // operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
-// convention, the ring's traffic factor), #wrong elements, and the bytes this
-// host sent per operation. Then the ring's time, algbw and bytes sent, and
-// GRID's goodput as a multiple of the ring's.
+// convention, the ring's traffic factor), #wrong elements (GRID's and every
+// peer's), and the bytes this host sent per operation. Then each peer's time,
+// algbw and bytes sent, and GRID's goodput as a multiple of each peer's.
+// Gloo does not count what it sends; its column is a ring's 2(n-1)/n of the
+// data, which is what its algorithm sends.
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "gloo_peer.h"
 #include "grid/communicator.h"
 #include "grid/control.h"
 #include "grid/store.h"
@@ -48,15 +53,18 @@ struct Row {
 int main(int argc, char** argv) {
   using namespace grid;
   const tools::Flags flags(
-      "allreduce_perf", argc, argv, {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring"},
+      "allreduce_perf", argc, argv,
+      {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring", "gloo"},
       "usage: allreduce_perf [--min-bytes=N] [--max-bytes=N] [--factor=F] [--iters=N]\n"
-      "                      [--warmup=N] [--ring=true|false]\n");
+      "                      [--warmup=N] [--ring=true|false] [--gloo=ADDRESS]\n"
+      "--gloo runs Gloo's ring allreduce too, over TCP bound to ADDRESS (127.0.0.1: loopback)\n");
   const int64_t min_bytes = flags.Int("min-bytes", 4096, 4, 1ll << 32);
   const int64_t max_bytes = flags.Int("max-bytes", 1 << 20, 4, 1ll << 32);
   const int64_t factor = flags.Int("factor", 4, 2, 1024);
   const int iters = static_cast<int>(flags.Int("iters", 3, 1, 100000));
   const int warmup = static_cast<int>(flags.Int("warmup", 1, 0, 100000));
   const bool ring = !flags.Get("ring") || flags.Bool("ring");
+  const std::string gloo_address = flags.Get("gloo").value_or("");
 
   auto options = Communicator::OptionsFromEnvironment();
   if (!options.ok()) flags.Fail(std::string(options.status().message()));
@@ -87,7 +95,7 @@ int main(int argc, char** argv) {
 
   std::vector<int64_t> sizes;
   for (int64_t b = min_bytes; b <= max_bytes; b *= factor) sizes.push_back(b / 4 * 4);
-  std::vector<Row> ring_rows(sizes.size()), grid_rows(sizes.size());
+  std::vector<Row> ring_rows(sizes.size()), gloo_rows(sizes.size()), grid_rows(sizes.size());
 
   // The ring first, then GRID, over the same transport object.
   if (ring) {
@@ -109,6 +117,26 @@ int main(int argc, char** argv) {
     }
     r.Linger(absl::Milliseconds(300));
   }
+  // Gloo's ring over its own TCP connections, meeting through the job's store.
+  if (!gloo_address.empty()) {
+    auto gloo =
+        bench::GlooPeer::Connect(**store, rank, world, gloo_address, options->bootstrap.timeout);
+    if (!gloo.ok()) flags.Fail(std::string(gloo.status().message()));
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
+      absl::Duration total;
+      for (int i = 0; i < warmup + iters; ++i) {
+        Fill(v, rank);
+        const absl::Time t0 = absl::Now();
+        absl::Status s = (*gloo)->AllReduce(v.data(), v.size());
+        if (!s.ok()) flags.Fail(std::string(s.message()));
+        if (i >= warmup) total += absl::Now() - t0;
+        if (i >= warmup) gloo_rows[k].wrong += Wrong(v, world);
+      }
+      gloo_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
+      gloo_rows[k].sent = static_cast<double>(sizes[k]) * 2.0 * (world - 1) / world;
+    }
+  }
   auto comm = Communicator::Create(*config, *std::move(transport), *options);
   if (!comm.ok()) flags.Fail(std::string(comm.status().message()));
   for (size_t k = 0; k < sizes.size(); ++k) {
@@ -126,40 +154,58 @@ int main(int argc, char** argv) {
     grid_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
     grid_rows[k].sent = static_cast<double>((*comm)->stats().bytes_sent - sent0) / (warmup + iters);
   }
+  struct Peer {
+    const char* name;
+    const std::vector<Row>* rows;
+  };
+  std::vector<Peer> peers_run;
+  if (ring) peers_run.push_back({"ring", &ring_rows});
+  if (!gloo_address.empty()) peers_run.push_back({"gloo", &gloo_rows});
   uint64_t wrong = 0;
-  for (size_t k = 0; k < sizes.size(); ++k) wrong += grid_rows[k].wrong + ring_rows[k].wrong;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    wrong += grid_rows[k].wrong;
+    for (const Peer& p : peers_run) wrong += (*p.rows)[k].wrong;
+  }
   if (rank != 0) return wrong == 0 ? 0 : 1;
   std::printf("# allreduce_perf: %d ranks, float32 sum, in place, %d iterations (+%d warmup)\n",
               world, iters, warmup);
   std::printf("# rank 0's transport: %s\n", describe.c_str());
+  if (!gloo_address.empty())
+    std::printf("# gloo: AllreduceRing over TCP on %s; its sent(B) is 2(n-1)/n of the data\n",
+                gloo_address.c_str());
   std::printf(
       "# busbw = algbw * 2(n-1)/n (nccl-tests' convention); sent = bytes this host sent "
-      "per operation\n#\n");
-  std::printf("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s | %11s %9s %11s | %8s\n", "size",
-              "count", "type", "redop", "root", "time(us)", "algbw", "busbw", "#wrong", "sent(B)",
-              "ring(us)", "algbw", "sent(B)", "vs ring");
+      "per operation; #wrong counts GRID's and every peer's\n#\n");
+  std::string header =
+      absl::StrFormat("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s", "size", "count", "type",
+                      "redop", "root", "time(us)", "algbw", "busbw", "#wrong", "sent(B)");
+  for (const Peer& p : peers_run) {
+    absl::StrAppendFormat(&header, " | %11s %9s %11s", absl::StrCat(p.name, "(us)"), "algbw",
+                          "sent(B)");
+  }
+  for (const Peer& p : peers_run)
+    absl::StrAppendFormat(&header, " | %8s", absl::StrCat("vs ", p.name));
+  std::printf("%s\n", header.c_str());
   const double bus = 2.0 * (world - 1) / world;
   double bus_sum = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
     const double bytes = static_cast<double>(sizes[k]);
     const Row& g = grid_rows[k];
-    const Row& r = ring_rows[k];
     const double algbw = bytes / g.us / 1e3;  // GB/s
     bus_sum += algbw * bus;
-    if (ring) {
-      const double ring_algbw = bytes / r.us / 1e3;
-      std::printf(
-          "  %10lld %10lld %6s %6s %5d %11.1f %9.4f %9.4f %7llu %11.0f | %11.1f %9.4f %11.0f | "
-          "%7.2fx\n",
-          static_cast<long long>(sizes[k]), static_cast<long long>(sizes[k] / 4), "float", "sum",
-          -1, g.us, algbw, algbw * bus, static_cast<unsigned long long>(g.wrong + r.wrong), g.sent,
-          r.us, ring_algbw, r.sent, r.us / g.us);
-    } else {
-      std::printf("  %10lld %10lld %6s %6s %5d %11.1f %9.4f %9.4f %7llu %11.0f\n",
-                  static_cast<long long>(sizes[k]), static_cast<long long>(sizes[k] / 4), "float",
-                  "sum", -1, g.us, algbw, algbw * bus, static_cast<unsigned long long>(g.wrong),
-                  g.sent);
+    uint64_t row_wrong = g.wrong;
+    for (const Peer& p : peers_run) row_wrong += (*p.rows)[k].wrong;
+    std::string line = absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11.0f",
+                                       sizes[k], sizes[k] / 4, "float", "sum", -1, g.us, algbw,
+                                       algbw * bus, row_wrong, g.sent);
+    for (const Peer& p : peers_run) {
+      const Row& r = (*p.rows)[k];
+      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11.0f", r.us, bytes / r.us / 1e3, r.sent);
     }
+    for (const Peer& p : peers_run) {
+      absl::StrAppendFormat(&line, " | %7.2fx", (*p.rows)[k].us / g.us);
+    }
+    std::printf("%s\n", line.c_str());
   }
   std::printf("# Avg bus bandwidth    : %g\n", bus_sum / sizes.size());
   return wrong == 0 ? 0 : 1;

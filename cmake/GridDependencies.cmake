@@ -39,6 +39,10 @@ if(GRID_BUILD_TESTS OR GRID_FUZZ)
 endif()
 if(GRID_BUILD_BENCHMARKS)
   find_package(benchmark REQUIRED CONFIG)
+  # Gloo (Debian's libgloo-dev) is optional: where it is found,
+  # bench/allreduce_perf can run Gloo's ring beside GRID (--gloo).
+  find_package(Gloo CONFIG QUIET)
+  message(STATUS "GRID: Gloo for allreduce_perf: ${Gloo_FOUND}")
 endif()
 
 # PyTorch (Debian's python3-torch and libtorch-dev) for the torch.distributed

@@ -6,7 +6,8 @@
 #
 #   scripts/allreduce_perf.sh [BUILD_DIR] [allreduce_perf flags...]
 #   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (per frame, 64),
-#        SLOTS (pool size, 256)
+#        SLOTS (pool size, 256), GLOO (an address: Gloo's ring over TCP bound to
+#        it runs too, e.g. GLOO=127.0.0.1; needs a build with libgloo-dev)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -18,7 +19,9 @@ job=$((100 + RANDOM % 800))
 fabric_start "$build/tools" "$work" --topology=testbed --workers=8 \
   --planner="${PLANNER:-grid-paths}" --slots="${SLOTS:-256}" --job-id=$job --memif-dir="$work/sock" \
   --link-gbps="${GBPS:-0.02}" --elements="${ELEMENTS:-64}" --eal-memory-mb=64 || exit 1
-GRID_TIMEOUT_MS=300000 fabric_ranks 8 "$build/bench/allreduce_perf" "$@"
+gloo=()
+[ -n "${GLOO:-}" ] && gloo=(--gloo="$GLOO")
+GRID_TIMEOUT_MS=300000 fabric_ranks 8 "$build/bench/allreduce_perf" "${gloo[@]}" "$@"
 status=0
 fabric_wait_ranks || status=1
 fabric_stop
