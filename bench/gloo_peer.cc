@@ -1,6 +1,7 @@
 #include "gloo_peer.h"
 
 #include <gloo/allreduce_ring.h>
+#include <gloo/barrier_all_to_all.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
@@ -54,6 +55,17 @@ class TcpGlooPeer : public GlooPeer {
  public:
   TcpGlooPeer(int rank, std::shared_ptr<gloo::rendezvous::Context> context)
       : rank_(rank), context_(std::move(context)) {}
+
+  // A rank that is done may still have its last sends queued: closing its
+  // connections before every rank is done cuts them off ("closed by peer").
+  ~TcpGlooPeer() override {
+    try {
+      ring_.reset();
+      gloo::BarrierAllToAll(context_).run();
+    } catch (const std::exception&) {
+      // A peer is gone already; there is nothing left to protect.
+    }
+  }
 
   absl::Status AllReduce(float* data, size_t count) override {
     try {

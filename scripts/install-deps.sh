@@ -15,6 +15,7 @@ packages=(
   gnuplot-nox                            # grid-sim plots
   iproute2                               # veth pairs for the af_packet test and netns fabrics
   nftables                               # link loss on netns fabrics (no netem in these kernels)
+  ethtool                                # TCP offloads off on netns hosts (scripts/netns_perf.sh)
   cpp                                    # the P4 compile tests preprocess with it
   python3                                # scripts/check_layering.py (CTest layering)
   python3-torch libtorch-dev pybind11-dev python3-dev  # the PyTorch backend (bindings/torch)

@@ -400,9 +400,14 @@ void StartPorts(Switch& sw) {
            " transmit queues");
     }
     rte_eth_promiscuous_enable(p);
-    // Best effort, as in the DPDK transport: NICs need it for frames of more
-    // than 493 elements; virtual devices ignore it.
-    (void)rte_eth_dev_set_mtu(p, static_cast<uint16_t>(grid::wire::kMaxFrameBytes - 14));
+    // NICs need a larger MTU for frames of more than 493 elements. Asked
+    // only of devices that allow it (af_packet's 1518 bytes do not), so
+    // nothing is logged where it cannot be had.
+    rte_eth_dev_info info{};
+    const auto mtu = static_cast<uint16_t>(grid::wire::kMaxFrameBytes - 14);
+    if (rte_eth_dev_info_get(p, &info) == 0 && info.max_mtu >= mtu) {
+      (void)rte_eth_dev_set_mtu(p, mtu);
+    }
   }
   for (unsigned w = 0; w < sw.workers; ++w) {
     auto pipeline = Pipeline::Create(sw.config);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# bench/allreduce_perf on the paper's testbed in network namespaces: three
+# grid-switch processes on af_packet ports (every link a veth pair), 8 ranks
+# and the root each in a namespace on the kernel UDP transport. GRID and
+# Gloo's ring (TCP between the ranks' namespaces) cross the same veths and
+# the same switches, which shape every port to the link rate and forward IPv4
+# that is not GRID's by address. Rank 0's table is printed. allreduce_perf's
+# own ring is left out (--ring=false): it sends raw frames to a port that
+# only a raw transport (memif, scripts/allreduce_perf.sh) receives.
+#
+#   scripts/netns_perf.sh [BUILD_DIR] [allreduce_perf flags...]
+#   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (64),
+#        SLOTS (256), GLOO (1: Gloo's ring too; 0: not)
+# Needs root, iproute2 and ethtool (TCP's offloads are turned off on the
+# hosts' veths: the switches read whole frames of at most an MTU).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=$(cd "${1:-build/release}" && pwd)
+shift || true
+tools=$build/tools
+. scripts/netns_fabric.sh
+
+for tool in ip ethtool; do
+  command -v "$tool" >/dev/null || { echo "netns_perf: $tool not found" >&2; exit 77; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "netns_perf: needs root for network namespaces" >&2; exit 77; }
+
+work=$(mktemp -d /tmp/grid-netns-perf.XXXXXX)
+prefix=gp$((RANDOM % 1000))
+job=$((1 + RANDOM % 60000))
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
+  sleep 0.5
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  netns_down "$prefix"
+  rmdir /var/run/dpdk/gs"$job"-* 2>/dev/null
+  [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+"$tools/grid-controller" --topology=testbed --workers=8 --planner="${PLANNER:-grid-paths}" \
+  --store="file:$work/store" --job-id="$job" --switch=grid --netns="$prefix" \
+  --host-transport=udp --eal-memory-mb=64 --link-gbps="${GBPS:-0.02}" \
+  --slots="${SLOTS:-256}" --elements="${ELEMENTS:-64}" > "$work/controller.log" 2>&1 ||
+  { cat "$work/controller.log"; exit 1; }
+netns_up "$work/store" udp > "$work/netns.log" 2>&1 || { cat "$work/netns.log"; exit 1; }
+# The hosts' kernels would hand the switches TCP segments of up to 64 KiB
+# with their checksums left to the NIC.
+while read -r ns _; do
+  [ -n "$ns" ] || continue
+  ip netns exec "$ns" ethtool -K eth0 tx off tso off gso off gro off >/dev/null 2>&1 ||
+    { echo "netns_perf: ethtool -K in $ns failed" >&2; exit 1; }
+done < "$work/store/grid/netns/hosts"
+# DPDK's af_packet driver names its PACKET_FANOUT group after its pid and the
+# interface, so two switches in this namespace can collide ("could not set
+# PACKET_FANOUT"); a switch that dies at start is started again (another
+# pid), up to 5 times.
+start_switch() {
+  local s=$1 try
+  mapfile -t ports < "$work/store/grid/switch-ports/$s"
+  for try in 1 2 3 4 5; do
+    "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
+      > "$work/switch-$s.log" 2>&1 &
+    local pid=$!
+    sleep 1
+    if kill -0 "$pid" 2>/dev/null; then
+      pids+=("$pid")
+      return 0
+    fi
+    cp "$work/switch-$s.log" "$work/switch-$s.try$try.log"
+  done
+  echo "netns_perf: switch $s did not start: $(grep -m1 -i -E 'could not|fail' "$work/switch-$s.log")" >&2
+  return 1
+}
+for s in $(ls "$work/store/grid/switch"); do start_switch "$s" || exit 1; done
+ip netns exec "$(cat "$work/store/grid/netns/root")" "$tools/grid-root" \
+  --store="file:$work/store" > "$work/root.log" 2>&1 &
+pids+=($!)
+
+ranks=()
+for r in $(seq 0 7); do
+  ns=$(cat "$work/store/grid/netns/rank/$r")
+  ip=$(awk -v ns="$ns" '$1 == ns { print $3 }' "$work/store/grid/netns/hosts")
+  gloo=()
+  [ "${GLOO:-1}" = 1 ] && gloo=(--gloo="$ip")
+  ip netns exec "$ns" env GRID_RANK="$r" GRID_WORLD_SIZE=8 GRID_STORE="file:$work/store" \
+    GRID_TIMEOUT_MS="${GRID_TIMEOUT_MS:-300000}" "$build/bench/allreduce_perf" --ring=false "${gloo[@]}" "$@" \
+    > "$work/rank-$r.log" 2>&1 &
+  ranks+=($!)
+done
+status=0
+for p in "${ranks[@]}"; do wait "$p" || status=1; done
+echo "# netns testbed: planner ${PLANNER:-grid-paths}, links ${GBPS:-0.02} Gbps (grid-switch" \
+  "shapes each port), ${ELEMENTS:-64} elements per frame, ${SLOTS:-256} slots"
+cat "$work/rank-0.log"
+[ $status = 0 ] || { for r in $(seq 1 7); do tail -2 "$work/rank-$r.log"; done; exit 1; }
