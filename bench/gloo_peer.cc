@@ -6,8 +6,12 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"

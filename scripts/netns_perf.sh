@@ -10,7 +10,10 @@
 #
 #   scripts/netns_perf.sh [BUILD_DIR] [allreduce_perf flags...]
 #   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (64),
-#        SLOTS (256), GLOO (1: Gloo's ring too; 0: not)
+#        SLOTS (256), GLOO (1: Gloo's ring too; 0: not),
+#        SHAPE (switch: grid-switch shapes its ports, and marks CONGESTION
+#        from its queues; tc: the kernel shapes both ends of every veth with
+#        tbf, and grid-switch sees no queue)
 # Needs root, iproute2 and ethtool (TCP's offloads are turned off on the
 # hosts' veths: the switches read whole frames of at most an MTU).
 set -uo pipefail
@@ -43,12 +46,32 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+gbps=${GBPS:-0.02}
+shape=${SHAPE:-switch}
+case $shape in
+  switch) switch_shaping=(--link-gbps="$gbps") ;;
+  tc) switch_shaping=() ;;
+  *) echo "netns_perf: SHAPE is switch or tc" >&2; exit 2 ;;
+esac
 "$tools/grid-controller" --topology=testbed --workers=8 --planner="${PLANNER:-grid-paths}" \
   --store="file:$work/store" --job-id="$job" --switch=grid --netns="$prefix" \
-  --host-transport=udp --eal-memory-mb=64 --link-gbps="${GBPS:-0.02}" \
+  --host-transport=udp --eal-memory-mb=64 "${switch_shaping[@]}" \
   --slots="${SLOTS:-256}" --elements="${ELEMENTS:-64}" > "$work/controller.log" 2>&1 ||
   { cat "$work/controller.log"; exit 1; }
 netns_up "$work/store" udp > "$work/netns.log" 2>&1 || { cat "$work/netns.log"; exit 1; }
+if [ "$shape" = tc ]; then
+  # tbf on both ends of every veth: each direction of each link at GBPS,
+  # with a burst of 1 ms of it (at least 16 KiB).
+  burst=$(awk -v g="$gbps" 'BEGIN { b = g * 1e9 / 8 / 1000; print (b < 16384) ? 16384 : int(b) }')
+  while read -r a an b bn; do
+    [ -n "$a" ] || continue
+    for end in "$a:$an" "$b:$bn"; do
+      IFS=: read -r dev ns <<< "$end"
+      netns_run "$ns" tc qdisc add dev "$dev" root tbf rate "${gbps}gbit" burst "$burst" \
+        latency 50ms || { echo "netns_perf: tc tbf on $dev ($ns) failed: no tbf here?" >&2; exit 77; }
+    done
+  done < "$work/store/grid/netns/links"
+fi
 # The hosts' kernels would hand the switches TCP segments of up to 64 KiB
 # with their checksums left to the NIC.
 while read -r ns _; do
@@ -95,7 +118,7 @@ for r in $(seq 0 7); do
 done
 status=0
 for p in "${ranks[@]}"; do wait "$p" || status=1; done
-echo "# netns testbed: planner ${PLANNER:-grid-paths}, links ${GBPS:-0.02} Gbps (grid-switch" \
-  "shapes each port), ${ELEMENTS:-64} elements per frame, ${SLOTS:-256} slots"
+echo "# netns testbed: planner ${PLANNER:-grid-paths}, links $gbps Gbps (shaped by $shape)," \
+  "${ELEMENTS:-64} elements per frame, ${SLOTS:-256} slots"
 cat "$work/rank-0.log"
 [ $status = 0 ] || { for r in $(seq 1 7); do tail -2 "$work/rank-$r.log"; done; exit 1; }
