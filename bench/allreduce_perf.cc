@@ -15,6 +15,7 @@
 // Gloo does not count what it sends; its column is a ring's 2(n-1)/n of the
 // data, which is what its algorithm sends.
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,33 @@ struct Row {
   uint64_t wrong = 0;
   double sent = 0;  // bytes per operation
 };
+
+using AllReduceFn = std::function<absl::Status(std::vector<float>&)>;
+
+// Each size: `warmup` runs, then `iters` timed ones, each on freshly filled
+// data, counting wrong elements. `bytes_sent` (a running count; may be
+// empty) gives the bytes sent per operation.
+absl::StatusOr<std::vector<Row>> Measure(const std::vector<int64_t>& sizes, int warmup, int iters,
+                                         int rank, int world, const AllReduceFn& allreduce,
+                                         const std::function<uint64_t()>& bytes_sent) {
+  std::vector<Row> rows(sizes.size());
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
+    absl::Duration total;
+    const uint64_t sent0 = bytes_sent ? bytes_sent() : 0;
+    for (int i = 0; i < warmup + iters; ++i) {
+      Fill(v, rank);
+      const absl::Time t0 = absl::Now();
+      if (absl::Status s = allreduce(v); !s.ok()) return s;
+      if (i < warmup) continue;
+      total += absl::Now() - t0;
+      rows[k].wrong += Wrong(v, world);
+    }
+    rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
+    if (bytes_sent) rows[k].sent = static_cast<double>(bytes_sent() - sent0) / (warmup + iters);
+  }
+  return rows;
+}
 
 }  // namespace
 
@@ -97,24 +125,19 @@ int main(int argc, char** argv) {
   for (int64_t b = min_bytes; b <= max_bytes; b *= factor) sizes.push_back(b / 4 * 4);
   std::vector<Row> ring_rows(sizes.size()), gloo_rows(sizes.size()), grid_rows(sizes.size());
 
-  // The ring first, then GRID, over the same transport object.
+  auto measure = [&](const AllReduceFn& allreduce, const std::function<uint64_t()>& bytes_sent) {
+    auto rows = Measure(sizes, warmup, iters, rank, world, allreduce, bytes_sent);
+    if (!rows.ok()) flags.Fail(std::string(rows.status().message()));
+    return *std::move(rows);
+  };
+  // The ring first, then Gloo, then GRID over the ring's transport object.
   if (ring) {
     bench::Ring r(*config, peers, transport->get());
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
-      absl::Duration total;
-      const uint64_t sent0 = r.bytes_sent();
-      for (int i = 0; i < warmup + iters; ++i) {
-        Fill(v, rank);
-        const absl::Time t0 = absl::Now();
-        absl::Status s = r.AllReduce(v.data(), v.size(), options->engine.timeout);
-        if (!s.ok()) flags.Fail(std::string(s.message()));
-        if (i >= warmup) total += absl::Now() - t0;
-        if (i >= warmup) ring_rows[k].wrong += Wrong(v, world);
-      }
-      ring_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
-      ring_rows[k].sent = static_cast<double>(r.bytes_sent() - sent0) / (warmup + iters);
-    }
+    ring_rows = measure(
+        [&](std::vector<float>& v) {
+          return r.AllReduce(v.data(), v.size(), options->engine.timeout);
+        },
+        [&] { return r.bytes_sent(); });
     r.Linger(absl::Milliseconds(300));
   }
   // Gloo's ring over its own TCP connections, meeting through the job's store.
@@ -122,38 +145,19 @@ int main(int argc, char** argv) {
     auto gloo =
         bench::GlooPeer::Connect(**store, rank, world, gloo_address, options->bootstrap.timeout);
     if (!gloo.ok()) flags.Fail(std::string(gloo.status().message()));
-    for (size_t k = 0; k < sizes.size(); ++k) {
-      std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
-      absl::Duration total;
-      for (int i = 0; i < warmup + iters; ++i) {
-        Fill(v, rank);
-        const absl::Time t0 = absl::Now();
-        absl::Status s = (*gloo)->AllReduce(v.data(), v.size());
-        if (!s.ok()) flags.Fail(std::string(s.message()));
-        if (i >= warmup) total += absl::Now() - t0;
-        if (i >= warmup) gloo_rows[k].wrong += Wrong(v, world);
-      }
-      gloo_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
+    gloo_rows = measure(
+        [&](std::vector<float>& v) { return (*gloo)->AllReduce(v.data(), v.size()); }, nullptr);
+    // Gloo counts nothing: a ring sends 2(n-1)/n of the data.
+    for (size_t k = 0; k < sizes.size(); ++k)
       gloo_rows[k].sent = static_cast<double>(sizes[k]) * 2.0 * (world - 1) / world;
-    }
   }
   auto comm = Communicator::Create(*config, *std::move(transport), *options);
   if (!comm.ok()) flags.Fail(std::string(comm.status().message()));
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    std::vector<float> v(static_cast<size_t>(sizes[k] / 4));
-    absl::Duration total;
-    const uint64_t sent0 = (*comm)->stats().bytes_sent;
-    for (int i = 0; i < warmup + iters; ++i) {
-      Fill(v, rank);
-      const absl::Time t0 = absl::Now();
-      absl::Status s = (*comm)->AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32);
-      if (!s.ok()) flags.Fail(std::string(s.message()));
-      if (i >= warmup) total += absl::Now() - t0;
-      if (i >= warmup) grid_rows[k].wrong += Wrong(v, world);
-    }
-    grid_rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
-    grid_rows[k].sent = static_cast<double>((*comm)->stats().bytes_sent - sent0) / (warmup + iters);
-  }
+  grid_rows = measure(
+      [&](std::vector<float>& v) {
+        return (*comm)->AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32);
+      },
+      [&] { return (*comm)->stats().bytes_sent; });
   struct Peer {
     const char* name;
     const std::vector<Row>* rows;

@@ -24,7 +24,6 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -41,7 +40,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
-#include "grid/wire.h"
 #include "switch_common.h"
 #include "transport/dpdk.h"
 #include "util/random.h"
@@ -373,11 +371,8 @@ void Init(int argc, char** argv, Switch& sw) {
 void StartPorts(Switch& sw) {
   constexpr unsigned kMbufsPerWorker = 8191;
   constexpr uint16_t kDescriptors = 1024;
-  // Room for the largest GRID frame (1024 elements) in one mbuf: the
-  // pipeline reads a frame from its first segment only.
-  const auto room = static_cast<uint16_t>(std::max<size_t>(
-      RTE_MBUF_DEFAULT_BUF_SIZE, grid::wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
-  sw.pool = rte_pktmbuf_pool_create("grid_switch", kMbufsPerWorker * sw.workers, 256, 0, room,
+  sw.pool = rte_pktmbuf_pool_create("grid_switch", kMbufsPerWorker * sw.workers, 256, 0,
+                                    grid::transport::GridMbufDataRoom(),
                                     static_cast<int>(rte_socket_id()));
   if (sw.pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno));
   std::vector<Port> port_state(sw.ports);
@@ -400,14 +395,7 @@ void StartPorts(Switch& sw) {
            " transmit queues");
     }
     rte_eth_promiscuous_enable(p);
-    // NICs need a larger MTU for frames of more than 493 elements. Asked
-    // only of devices that allow it (af_packet's 1518 bytes do not), so
-    // nothing is logged where it cannot be had.
-    rte_eth_dev_info info{};
-    const auto mtu = static_cast<uint16_t>(grid::wire::kMaxFrameBytes - 14);
-    if (rte_eth_dev_info_get(p, &info) == 0 && info.max_mtu >= mtu) {
-      (void)rte_eth_dev_set_mtu(p, mtu);
-    }
+    grid::transport::FitMtuToGridFrames(p);
   }
   for (unsigned w = 0; w < sw.workers; ++w) {
     auto pipeline = Pipeline::Create(sw.config);

@@ -109,6 +109,19 @@ class DpdkTransport final : public Transport {
 
 }  // namespace
 
+uint16_t GridMbufDataRoom() {
+  return static_cast<uint16_t>(
+      std::max<size_t>(RTE_MBUF_DEFAULT_BUF_SIZE, wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
+}
+
+void FitMtuToGridFrames(uint16_t port) {
+  rte_eth_dev_info info{};
+  const auto mtu = static_cast<uint16_t>(wire::kMaxFrameBytes - 14);  // less the Ethernet header
+  if (rte_eth_dev_info_get(port, &info) == 0 && info.max_mtu >= mtu) {
+    (void)rte_eth_dev_set_mtu(port, mtu);
+  }
+}
+
 absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) {
   std::vector<std::string> sockets;
   for (int i = 0; i < argc; ++i) {
@@ -185,10 +198,7 @@ absl::StatusOr<rte_mempool*> StartPort(uint16_t port, uint16_t queues) {
   constexpr uint16_t kDescriptors = 1024;
   // Every receive queue holds its descriptors' mbufs, and sends need their own.
   const unsigned mbufs = std::max(8191u, queues * 2u * kDescriptors + 4095u);
-  // Room for the largest GRID frame (1024 elements) in one mbuf.
-  const uint16_t room = static_cast<uint16_t>(
-      std::max<size_t>(RTE_MBUF_DEFAULT_BUF_SIZE, wire::kMaxFrameBytes + RTE_PKTMBUF_HEADROOM));
-  rte_mempool* pool = rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, room,
+  rte_mempool* pool = rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, GridMbufDataRoom(),
                                               static_cast<int>(rte_socket_id()));
   if (pool == nullptr)
     return absl::UnavailableError(std::string("mbuf pool: ") + rte_strerror(rte_errno));
@@ -205,9 +215,7 @@ absl::StatusOr<rte_mempool*> StartPort(uint16_t port, uint16_t queues) {
         absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
   }
   rte_eth_promiscuous_enable(port);
-  // Best effort: real NICs need an MTU that fits packets of more than 493
-  // elements; virtual devices ignore it.
-  (void)rte_eth_dev_set_mtu(port, static_cast<uint16_t>(wire::kMaxFrameBytes - 14));
+  FitMtuToGridFrames(port);
   return pool;
 }
 
