@@ -2,7 +2,9 @@
 # grid-controller --netns=PREFIX describes it in its store (tools/emulation.h):
 #   grid/netns/links   "IF NS IF NS" per veth pair ("-": this namespace)
 #   grid/netns/hosts   "NS MAC IP GATEWAY_MAC" per host
-# Every host gets a namespace with eth0; switches' ends stay here. Sourced by
+#   grid/netns/switch/<name>   the namespace a switch runs in ("-": this one)
+# Every host gets a namespace with eth0; grid-switch's ports are in a
+# namespace per switch, simple_switch's stay here. Sourced by
 # scripts/bmv2_testbed.sh. Needs root (CAP_NET_ADMIN) and iproute2.
 #
 #   netns_up STORE_DIR udp|af_packet     create namespaces and veths, configure hosts
@@ -17,12 +19,13 @@ netns_run() {  # NS COMMAND...: in namespace NS, or here for "-"
 
 netns_up() {
   local store=$1 transport=$2 a an b bn ns mac ip gw pair=0
-  while read -r ns mac ip gw; do
-    [ -n "$ns" ] || continue
+  # Every namespace named in hosts or links (grid-switch's have their own).
+  for ns in $( (awk '{print $1}' "$store/grid/netns/hosts"
+                awk '{print $2; print $4}' "$store/grid/netns/links") | grep -v '^-$' | sort -u); do
     ip netns add "$ns" || return 1
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
     ip -n "$ns" link set lo up
-  done < "$store/grid/netns/hosts"
+  done
   while read -r a an b bn; do
     [ -n "$a" ] || continue
     # Created here under temporary names, then each end moved and renamed.

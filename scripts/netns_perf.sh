@@ -79,26 +79,19 @@ while read -r ns _; do
   ip netns exec "$ns" ethtool -K eth0 tx off tso off gso off gro off >/dev/null 2>&1 ||
     { echo "netns_perf: ethtool -K in $ns failed" >&2; exit 1; }
 done < "$work/store/grid/netns/hosts"
-# DPDK's af_packet driver names its PACKET_FANOUT group after its pid and the
-# interface, so two switches in this namespace can collide ("could not set
-# PACKET_FANOUT"); a switch that dies at start is started again (another
-# pid), up to 5 times.
+# Each switch runs in its own namespace (tools/emulation.h says why).
 start_switch() {
-  local s=$1 try
+  local s=$1
   mapfile -t ports < "$work/store/grid/switch-ports/$s"
-  for try in 1 2 3 4 5; do
-    "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
-      > "$work/switch-$s.log" 2>&1 &
-    local pid=$!
-    sleep 1
-    if kill -0 "$pid" 2>/dev/null; then
-      pids+=("$pid")
-      return 0
-    fi
-    cp "$work/switch-$s.log" "$work/switch-$s.try$try.log"
-  done
-  echo "netns_perf: switch $s did not start: $(grep -m1 -i -E 'could not|fail' "$work/switch-$s.log")" >&2
-  return 1
+  netns_run "$(cat "$work/store/grid/netns/switch/$s")" "$tools/grid-switch" "${ports[@]}" \
+    --config="$work/store/grid/switch/$s" > "$work/switch-$s.log" 2>&1 &
+  local pid=$!
+  sleep 1
+  kill -0 "$pid" 2>/dev/null || {
+    echo "netns_perf: switch $s did not start: $(grep -m1 -i -E 'could not|fail' "$work/switch-$s.log")" >&2
+    return 1
+  }
+  pids+=("$pid")
 }
 for s in $(ls "$work/store/grid/switch"); do start_switch "$s" || exit 1; done
 ip netns exec "$(cat "$work/store/grid/netns/root")" "$tools/grid-root" \

@@ -208,7 +208,15 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   auto switch_if = [&](NodeId s, size_t port) {
     return absl::StrFormat("%s%dp%d", prefix, s, port);
   };
-  auto host_ns = [&](NodeId h) { return absl::StrFormat("%s-%s", prefix, topo.node(h).name); };
+  auto node_ns = [&](NodeId n) { return absl::StrFormat("%s-%s", prefix, topo.node(n).name); };
+  // grid-switch gets a namespace of its own: DPDK's af_packet driver names
+  // its PACKET_FANOUT group after (pid XOR ifindex), and groups are per
+  // namespace, so switches sharing one collide ("could not set
+  // PACKET_FANOUT"). simple_switch's ports stay in the caller's namespace,
+  // where simple_switch_CLI reaches its thrift port.
+  auto switch_ns = [&](NodeId s) {
+    return o.kind == SwitchKind::kBmv2 ? std::string("-") : node_ns(s);
+  };
   Keys keys;
   // The veth pairs: "IF NS IF NS", "-" for the caller's namespace.
   std::string links;
@@ -217,14 +225,15 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
     for (size_t p = 0; p < adjacent.size(); ++p) {
       const NodeId peer = adjacent[p].node;
       if (!topo.node(peer).is_switch()) {
-        absl::StrAppend(&links, switch_if(s, p), " - eth0 ", host_ns(peer), "\n");
+        absl::StrAppend(&links, switch_if(s, p), " ", switch_ns(s), " eth0 ", node_ns(peer), "\n");
         continue;
       }
       if (peer < s) continue;  // listed from the lower id
       const auto back = topo.neighbors(peer);
       for (size_t q = 0; q < back.size(); ++q) {
         if (back[q].arc == topology::Topology::Reverse(adjacent[p].arc)) {
-          absl::StrAppend(&links, switch_if(s, p), " - ", switch_if(peer, q), " -\n");
+          absl::StrAppend(&links, switch_if(s, p), " ", switch_ns(s), " ", switch_if(peer, q), " ",
+                          switch_ns(peer), "\n");
         }
       }
     }
@@ -233,15 +242,15 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   // Each host: "NS MAC IP GATEWAY_MAC", the gateway being its switch.
   std::string hosts;
   for (NodeId h : topo.Hosts()) {
-    absl::StrAppend(&hosts, host_ns(h), " ", wire::MacToString(control::NodeMac(h)), " ",
+    absl::StrAppend(&hosts, node_ns(h), " ", wire::MacToString(control::NodeMac(h)), " ",
                     wire::IpToString(control::NodeIp(h)), " ",
                     wire::MacToString(control::NodeMac(topo.neighbors(h)[0].node)), "\n");
   }
   keys.emplace_back("grid/netns/hosts", hosts);
   for (const control::WorkerConfig& w : f.workers) {
-    keys.emplace_back(absl::StrFormat("grid/netns/rank/%d", w.rank), host_ns(w.node));
+    keys.emplace_back(absl::StrFormat("grid/netns/rank/%d", w.rank), node_ns(w.node));
   }
-  keys.emplace_back("grid/netns/root", host_ns(f.root.node));
+  keys.emplace_back("grid/netns/root", node_ns(f.root.node));
   int index = 0;
   for (const auto& [node, c] : Switches(f)) {
     std::string lines;
@@ -263,6 +272,7 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
       lines += SwitchShaping(f, o, node);
     }
     keys.emplace_back("grid/switch-ports/" + c->name, lines);
+    keys.emplace_back("grid/netns/switch/" + c->name, switch_ns(node));
     ++index;
   }
   HostTransports(f, keys, [&](NodeId node, const std::string& eal_prefix) {
