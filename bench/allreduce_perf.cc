@@ -1,21 +1,29 @@
 // allreduce_perf: nccl-tests-style allreduce bandwidth for one rank of a job,
 // against peers measured in the same run: a ring allreduce over the same
-// transport and fabric, and Gloo's ring over its own TCP transport. Launch it
-// as every rank of a job (scripts/allreduce_perf.sh does, on the emulated
-// testbed); rank 0 prints the table.
+// transport and fabric, Gloo's ring over its own TCP transport, and
+// MPI_Allreduce. Launch it as every rank of a job (scripts/allreduce_perf.sh
+// does, on the emulated testbed; scripts/netns_perf.sh through mpirun on the
+// netns fabric); rank 0 prints the table.
 //
 //   allreduce_perf [--min-bytes=4096] [--max-bytes=1048576] [--factor=4]
-//                  [--iters=3] [--warmup=1] [--ring=true] [--gloo=ADDRESS]
+//                  [--iters=3] [--warmup=1] [--ring=true] [--gloo=ADDRESS|worker]
+//                  [--mpi=false] [--tx-interface=IF]
 //
 // Rows: size and count (float32), redop, root (-1: none), the time per
 // operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
 // convention, the ring's traffic factor), #wrong elements (GRID's and every
 // peer's), and the bytes this host sent per operation. Then each peer's time,
 // algbw and bytes sent, and GRID's goodput as a multiple of each peer's.
-// Gloo does not count what it sends; its column is a ring's 2(n-1)/n of the
-// data, which is what its algorithm sends.
+// Gloo and MPI do not count what they send. With --tx-interface every
+// column, GRID's included, is what that interface's transmit counter grew by
+// (the netns fabric's hosts have one interface each); without it, Gloo's is a
+// ring's 2(n-1)/n of the data, which is what its algorithm sends, and MPI's
+// is not shown.
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +34,8 @@
 #include "grid/control.h"
 #include "grid/store.h"
 #include "grid/transport.h"
+#include "grid/wire.h"
+#include "mpi_peer.h"
 #include "ring_allreduce.h"
 #include "tools/flags.h"
 
@@ -46,8 +56,33 @@ uint64_t Wrong(const std::vector<float>& v, int world) {
 struct Row {
   double us = 0;
   uint64_t wrong = 0;
-  double sent = 0;  // bytes per operation
+  double sent = NAN;  // bytes per operation; NaN: not known
 };
+
+// The bytes interface `name` of this process's network namespace has sent.
+absl::StatusOr<uint64_t> InterfaceTxBytes(const std::string& name) {
+  std::ifstream in("/proc/self/net/dev");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t start = line.find_first_not_of(' ');
+    if (line.substr(start, colon - start) != name) continue;
+    // receive: bytes packets errs drop fifo frame compressed multicast; then transmit bytes.
+    unsigned long long v[9] = {};
+    if (std::sscanf(line.c_str() + colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+                    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) != 9) {
+      return absl::DataLossError(absl::StrCat("/proc/self/net/dev: unreadable line for ", name));
+    }
+    return static_cast<uint64_t>(v[8]);
+  }
+  return absl::NotFoundError(
+      absl::StrCat("--tx-interface: no interface \"", name, "\" in this network namespace"));
+}
+
+std::string Bytes(double sent) {
+  return std::isnan(sent) ? std::string("-") : absl::StrFormat("%.0f", sent);
+}
 
 using AllReduceFn = std::function<absl::Status(std::vector<float>&)>;
 
@@ -82,17 +117,25 @@ int main(int argc, char** argv) {
   using namespace grid;
   const tools::Flags flags(
       "allreduce_perf", argc, argv,
-      {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring", "gloo"},
+      {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring", "gloo", "mpi",
+       "tx-interface"},
       "usage: allreduce_perf [--min-bytes=N] [--max-bytes=N] [--factor=F] [--iters=N]\n"
-      "                      [--warmup=N] [--ring=true|false] [--gloo=ADDRESS]\n"
-      "--gloo runs Gloo's ring allreduce too, over TCP bound to ADDRESS (127.0.0.1: loopback)\n");
+      "                      [--warmup=N] [--ring=true|false] [--gloo=ADDRESS|worker]\n"
+      "                      [--mpi=true|false] [--tx-interface=IF]\n"
+      "--gloo runs Gloo's ring allreduce too, over TCP bound to ADDRESS (127.0.0.1: loopback;\n"
+      "  worker: this rank's address in its worker config)\n"
+      "--mpi runs MPI_Allreduce too (start every rank with mpirun, "
+      "GRID_RANK=$OMPI_COMM_WORLD_RANK)\n"
+      "--tx-interface counts every column's bytes sent on interface IF's transmit counter\n");
   const int64_t min_bytes = flags.Int("min-bytes", 4096, 4, 1ll << 32);
   const int64_t max_bytes = flags.Int("max-bytes", 1 << 20, 4, 1ll << 32);
   const int64_t factor = flags.Int("factor", 4, 2, 1024);
   const int iters = static_cast<int>(flags.Int("iters", 3, 1, 100000));
   const int warmup = static_cast<int>(flags.Int("warmup", 1, 0, 100000));
   const bool ring = !flags.Get("ring") || flags.Bool("ring");
-  const std::string gloo_address = flags.Get("gloo").value_or("");
+  std::string gloo_address = flags.Get("gloo").value_or("");
+  const bool mpi = flags.Get("mpi") && flags.Bool("mpi");
+  const std::string tx_interface = flags.Get("tx-interface").value_or("");
 
   auto options = Communicator::OptionsFromEnvironment();
   if (!options.ok()) flags.Fail(std::string(options.status().message()));
@@ -107,6 +150,19 @@ int main(int argc, char** argv) {
       get(absl::StrFormat("grid/worker/%d", options->bootstrap.rank)));
   if (!config.ok()) flags.Fail(std::string(config.status().message()));
   const int world = config->world, rank = config->rank;
+  if (gloo_address == "worker") gloo_address = wire::IpToString(config->ip);
+  std::unique_ptr<bench::MpiPeer> mpi_peer;
+  if (mpi) {
+    auto m = bench::MpiPeer::Init(rank, world);
+    if (!m.ok()) flags.Fail(std::string(m.status().message()));
+    mpi_peer = *std::move(m);
+  }
+  std::function<uint64_t()> interface_sent;
+  if (!tx_interface.empty()) {
+    if (auto b = InterfaceTxBytes(tx_interface); !b.ok())
+      flags.Fail(std::string(b.status().message()));
+    interface_sent = [&] { return InterfaceTxBytes(tx_interface).value_or(0); };
+  }
   std::vector<bench::RingPeer> peers(world);
   for (int r = 0; r < world; ++r) {
     auto c = control::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", r)));
@@ -123,14 +179,17 @@ int main(int argc, char** argv) {
 
   std::vector<int64_t> sizes;
   for (int64_t b = min_bytes; b <= max_bytes; b *= factor) sizes.push_back(b / 4 * 4);
-  std::vector<Row> ring_rows(sizes.size()), gloo_rows(sizes.size()), grid_rows(sizes.size());
+  std::vector<Row> ring_rows(sizes.size()), gloo_rows(sizes.size()), mpi_rows(sizes.size()),
+      grid_rows(sizes.size());
 
-  auto measure = [&](const AllReduceFn& allreduce, const std::function<uint64_t()>& bytes_sent) {
-    auto rows = Measure(sizes, warmup, iters, rank, world, allreduce, bytes_sent);
+  // Each peer's own count of bytes sent, or the interface's for all.
+  auto measure = [&](const AllReduceFn& allreduce, const std::function<uint64_t()>& own_count) {
+    auto rows = Measure(sizes, warmup, iters, rank, world, allreduce,
+                        interface_sent ? interface_sent : own_count);
     if (!rows.ok()) flags.Fail(std::string(rows.status().message()));
     return *std::move(rows);
   };
-  // The ring first, then Gloo, then GRID over the ring's transport object.
+  // The ring first, then Gloo, then MPI, then GRID over the ring's transport object.
   if (ring) {
     bench::Ring r(*config, peers, transport->get());
     ring_rows = measure(
@@ -148,8 +207,14 @@ int main(int argc, char** argv) {
     gloo_rows = measure(
         [&](std::vector<float>& v) { return (*gloo)->AllReduce(v.data(), v.size()); }, nullptr);
     // Gloo counts nothing: a ring sends 2(n-1)/n of the data.
-    for (size_t k = 0; k < sizes.size(); ++k)
-      gloo_rows[k].sent = static_cast<double>(sizes[k]) * 2.0 * (world - 1) / world;
+    if (!interface_sent) {
+      for (size_t k = 0; k < sizes.size(); ++k)
+        gloo_rows[k].sent = static_cast<double>(sizes[k]) * 2.0 * (world - 1) / world;
+    }
+  }
+  if (mpi_peer) {
+    mpi_rows = measure(
+        [&](std::vector<float>& v) { return mpi_peer->AllReduce(v.data(), v.size()); }, nullptr);
   }
   auto comm = Communicator::Create(*config, *std::move(transport), *options);
   if (!comm.ok()) flags.Fail(std::string(comm.status().message()));
@@ -165,6 +230,7 @@ int main(int argc, char** argv) {
   std::vector<Peer> peers_run;
   if (ring) peers_run.push_back({"ring", &ring_rows});
   if (!gloo_address.empty()) peers_run.push_back({"gloo", &gloo_rows});
+  if (mpi_peer) peers_run.push_back({"mpi", &mpi_rows});
   uint64_t wrong = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
     wrong += grid_rows[k].wrong;
@@ -175,8 +241,12 @@ int main(int argc, char** argv) {
               world, iters, warmup);
   std::printf("# rank 0's transport: %s\n", describe.c_str());
   if (!gloo_address.empty())
-    std::printf("# gloo: AllreduceRing over TCP on %s; its sent(B) is 2(n-1)/n of the data\n",
-                gloo_address.c_str());
+    std::printf("# gloo: gloo::allreduce (ring) over TCP on %s%s\n", gloo_address.c_str(),
+                interface_sent ? "" : "; its sent(B) is 2(n-1)/n of the data");
+  if (mpi_peer) std::printf("# mpi: MPI_Allreduce, %s\n", mpi_peer->Describe().c_str());
+  if (interface_sent)
+    std::printf("# sent(B) of every column: what %s's transmit counter grew by\n",
+                tx_interface.c_str());
   std::printf(
       "# busbw = algbw * 2(n-1)/n (nccl-tests' convention); sent = bytes this host sent "
       "per operation; #wrong counts GRID's and every peer's\n#\n");
@@ -199,12 +269,12 @@ int main(int argc, char** argv) {
     bus_sum += algbw * bus;
     uint64_t row_wrong = g.wrong;
     for (const Peer& p : peers_run) row_wrong += (*p.rows)[k].wrong;
-    std::string line = absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11.0f",
+    std::string line = absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11s",
                                        sizes[k], sizes[k] / 4, "float", "sum", -1, g.us, algbw,
-                                       algbw * bus, row_wrong, g.sent);
+                                       algbw * bus, row_wrong, Bytes(g.sent));
     for (const Peer& p : peers_run) {
       const Row& r = (*p.rows)[k];
-      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11.0f", r.us, bytes / r.us / 1e3, r.sent);
+      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11s", r.us, bytes / r.us / 1e3, Bytes(r.sent));
     }
     for (const Peer& p : peers_run) {
       absl::StrAppendFormat(&line, " | %7.2fx", (*p.rows)[k].us / g.us);

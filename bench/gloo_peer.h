@@ -24,7 +24,7 @@ class GlooPeer {
                                                            const std::string& address,
                                                            absl::Duration timeout);
   virtual ~GlooPeer() = default;
-  // gloo::AllreduceRing over `count` floats, in place. Gloo's exceptions
+  // Gloo's ring allreduce (gloo::allreduce) over `count` floats, in place. Gloo's exceptions
   // come back as errors that name the rank.
   virtual absl::Status AllReduce(float* data, size_t count) = 0;
 };

@@ -43,6 +43,9 @@ if(GRID_BUILD_BENCHMARKS)
   # bench/allreduce_perf can run Gloo's ring beside GRID (--gloo).
   find_package(Gloo CONFIG QUIET)
   message(STATUS "GRID: Gloo for allreduce_perf: ${Gloo_FOUND}")
+  # MPI (Debian's libopenmpi-dev) likewise: MPI_Allreduce beside GRID (--mpi).
+  find_package(MPI COMPONENTS C QUIET)
+  message(STATUS "GRID: MPI for allreduce_perf: ${MPI_C_FOUND}")
 endif()
 
 # PyTorch (Debian's python3-torch and libtorch-dev) for the torch.distributed

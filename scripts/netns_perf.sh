@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/allreduce_perf on the paper's testbed in network namespaces: three
 # grid-switch processes on af_packet ports (every link a veth pair), 8 ranks
-# and the root each in a namespace on the kernel UDP transport. GRID and
-# Gloo's ring (TCP between the ranks' namespaces) cross the same veths and
+# and the root each in a namespace on the kernel UDP transport. GRID, Gloo's
+# ring and OpenMPI (TCP between the ranks' namespaces) cross the same veths and
 # the same switches, which shape every port to the link rate and forward IPv4
 # that is not GRID's by address. Rank 0's table is printed. allreduce_perf's
 # own ring is left out (--ring=false): it sends raw frames to a port that
@@ -10,7 +10,9 @@
 #
 #   scripts/netns_perf.sh [BUILD_DIR] [allreduce_perf flags...]
 #   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (64),
-#        SLOTS (256), GLOO (1: Gloo's ring too; 0: not),
+#        SLOTS (256), GLOO (1: Gloo's ring too; 0: not), MPI (1, where
+#        mpirun is found: MPI_Allreduce too, every rank started by mpirun
+#        through scripts/netns_rsh.sh; 0: not),
 #        SHAPE (switch: grid-switch shapes its ports, and marks CONGESTION
 #        from its queues; tc: the kernel shapes both ends of every veth with
 #        tbf, and grid-switch sees no queue)
@@ -26,17 +28,26 @@ tools=$build/tools
 for tool in ip ethtool; do
   command -v "$tool" >/dev/null || { echo "netns_perf: $tool not found" >&2; exit 77; }
 done
+gloo=${GLOO:-1}
+mpi=${MPI:-$(command -v mpirun >/dev/null && echo 1 || echo 0)}
+if [ "$mpi" = 1 ] && ! command -v mpirun >/dev/null; then
+  echo "netns_perf: MPI=1 needs mpirun (apt-get install openmpi-bin)" >&2
+  exit 77
+fi
 [ "$(id -u)" -eq 0 ] || { echo "netns_perf: needs root for network namespaces" >&2; exit 77; }
 
 work=$(mktemp -d /tmp/grid-netns-perf.XXXXXX)
 prefix=gp$((RANDOM % 1000))
 job=$((1 + RANDOM % 60000))
 pids=()
+ranks=()
 cleanup() {
   local p
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
+  for p in "${ranks[@]}" "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
   sleep 0.5
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${ranks[@]}" "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  # OpenMPI's daemons detach; their command lines name $work (orte_tmpdir_base).
+  pkill -KILL -f -- "$work/" 2>/dev/null
   wait 2>/dev/null
   netns_down "$prefix"
   rmdir /var/run/dpdk/gs"$job"-* 2>/dev/null
@@ -83,8 +94,13 @@ done < "$work/store/grid/netns/hosts"
 start_switch() {
   local s=$1
   mapfile -t ports < "$work/store/grid/switch-ports/$s"
-  netns_run "$(cat "$work/store/grid/netns/switch/$s")" "$tools/grid-switch" "${ports[@]}" \
-    --config="$work/store/grid/switch/$s" > "$work/switch-$s.log" 2>&1 &
+  local ns in_ns=()
+  ns=$(cat "$work/store/grid/netns/switch/$s")
+  # Not through netns_run: $! must be grid-switch's pid (ip netns exec
+  # execs it), not a subshell's, for cleanup to stop it.
+  [ "$ns" = - ] || in_ns=(ip netns exec "$ns")
+  "${in_ns[@]}" "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
+    > "$work/switch-$s.log" 2>&1 &
   local pid=$!
   sleep 1
   kill -0 "$pid" 2>/dev/null || {
@@ -98,19 +114,47 @@ ip netns exec "$(cat "$work/store/grid/netns/root")" "$tools/grid-root" \
   --store="file:$work/store" > "$work/root.log" 2>&1 &
 pids+=($!)
 
-ranks=()
-for r in $(seq 0 7); do
-  ns=$(cat "$work/store/grid/netns/rank/$r")
-  ip=$(awk -v ns="$ns" '$1 == ns { print $3 }' "$work/store/grid/netns/hosts")
-  gloo=()
-  [ "${GLOO:-1}" = 1 ] && gloo=(--gloo="$ip")
-  ip netns exec "$ns" env GRID_RANK="$r" GRID_WORLD_SIZE=8 GRID_STORE="file:$work/store" \
-    GRID_TIMEOUT_MS="${GRID_TIMEOUT_MS:-300000}" "$build/bench/allreduce_perf" --ring=false "${gloo[@]}" "$@" \
-    > "$work/rank-$r.log" 2>&1 &
+ip_of_rank() {  # the address of rank $1's host
+  awk -v ns="$(cat "$work/store/grid/netns/rank/$1")" '$1 == ns { print $3 }' \
+    "$work/store/grid/netns/hosts"
+}
+peers=(--ring=false --tx-interface=eth0)
+[ "$gloo" = 1 ] && peers+=(--gloo=worker)
+rank_env=(GRID_WORLD_SIZE=8 GRID_STORE="file:$work/store" GRID_TIMEOUT_MS="${GRID_TIMEOUT_MS:-300000}")
+if [ "$mpi" = 1 ]; then
+  # mpirun in rank 0's namespace starts an OpenMPI daemon in each other
+  # rank's (scripts/netns_rsh.sh), one rank per host in rank order, and MPI's
+  # TCP runs over eth0: the same links and switches as GRID and Gloo.
+  for r in $(seq 0 7); do echo "$(ip_of_rank "$r") slots=1"; done > "$work/mpi-hosts"
+  # OpenMPI's allocations outlive MPI_Finalize in components it has unloaded,
+  # where LeakSanitizer can neither name nor suppress them: in a sanitizer
+  # build, leaks are checked by the runs without MPI (MPI=0).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  ip netns exec "$(cat "$work/store/grid/netns/rank/0")" env GRID_NETNS_HOSTS="$work/store/grid/netns/hosts" \
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun -np 8 --hostfile "$work/mpi-hosts" --bind-to none \
+    --mca plm_rsh_agent "$PWD/scripts/netns_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+    --output-filename "$work/mpi-out" --mca orte_tmpdir_base "$work/mpi-tmp" \
+    --leave-session-attached --mca orte_startup_timeout 60 \
+    env "${rank_env[@]}" /bin/sh -c 'GRID_RANK=$OMPI_COMM_WORLD_RANK exec "$@"' rank \
+    "$build/bench/allreduce_perf" "${peers[@]}" --mpi=true "$@" > "$work/mpirun.log" 2>&1 &
   ranks+=($!)
-done
+else
+  for r in $(seq 0 7); do
+    ip netns exec "$(cat "$work/store/grid/netns/rank/$r")" env GRID_RANK="$r" "${rank_env[@]}" \
+      "$build/bench/allreduce_perf" "${peers[@]}" "$@" > "$work/rank-$r.log" 2>&1 &
+    ranks+=($!)
+  done
+fi
 status=0
 for p in "${ranks[@]}"; do wait "$p" || status=1; done
+if [ "$mpi" = 1 ]; then  # mpirun keeps each rank's output apart
+  for r in $(seq 0 7); do
+    cat "$work"/mpi-out/1/rank."$r"/std* > "$work/rank-$r.log" 2>/dev/null
+  done
+  [ $status = 0 ] || cat "$work/mpirun.log"
+fi
 echo "# netns testbed: planner ${PLANNER:-grid-paths}, links $gbps Gbps (shaped by $shape)," \
   "${ELEMENTS:-64} elements per frame, ${SLOTS:-256} slots"
 cat "$work/rank-0.log"
