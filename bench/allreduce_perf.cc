@@ -239,7 +239,8 @@ int main(int argc, char** argv) {
   if (rank != 0) return wrong == 0 ? 0 : 1;
   std::printf("# allreduce_perf: %d ranks, float32 sum, in place, %d iterations (+%d warmup)\n",
               world, iters, warmup);
-  std::printf("# rank 0's transport: %s\n", describe.c_str());
+  std::printf("# rank 0's transport: %s; %d elements per frame, a pool of %d slots\n",
+              describe.c_str(), config->elements, config->slots);
   if (!gloo_address.empty())
     std::printf("# gloo: gloo::allreduce (ring) over TCP on %s%s\n", gloo_address.c_str(),
                 interface_sent ? "" : "; its sent(B) is 2(n-1)/n of the data");

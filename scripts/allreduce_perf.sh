@@ -5,8 +5,9 @@
 # allreduce over the same transport, in the same run.
 #
 #   scripts/allreduce_perf.sh [BUILD_DIR] [allreduce_perf flags...]
-#   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (per frame, 64),
-#        SLOTS (pool size, 256), GLOO (an address: Gloo's ring over TCP bound to
+#   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (per frame) and
+#        SLOTS (pool size) (auto: grid-controller picks them; memif carries
+#        1024-element frames), GLOO (an address: Gloo's ring over TCP bound to
 #        it runs too, e.g. GLOO=127.0.0.1; needs a build with libgloo-dev)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +18,14 @@ work=$(mktemp -d /tmp/grid-perf.XXXXXX)
 trap 'fabric_kill; [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"; rm -rf "$work"' EXIT
 job=$((100 + RANDOM % 800))
 fabric_start "$build/tools" "$work" --topology=testbed --workers=8 \
-  --planner="${PLANNER:-grid-paths}" --slots="${SLOTS:-256}" --job-id=$job --memif-dir="$work/sock" \
-  --link-gbps="${GBPS:-0.02}" --elements="${ELEMENTS:-64}" --eal-memory-mb=64 || exit 1
+  --planner="${PLANNER:-grid-paths}" --slots="${SLOTS:-auto}" --job-id=$job --memif-dir="$work/sock" \
+  --link-gbps="${GBPS:-0.02}" --elements="${ELEMENTS:-auto}" --eal-memory-mb=64 || exit 1
 gloo=()
 [ -n "${GLOO:-}" ] && gloo=(--gloo="$GLOO")
 GRID_TIMEOUT_MS=300000 fabric_ranks 8 "$build/bench/allreduce_perf" "${gloo[@]}" "$@"
 status=0
 fabric_wait_ranks || status=1
 fabric_stop
-echo "# testbed: planner ${PLANNER:-grid-paths}, links ${GBPS:-0.02} Gbps (100 Gbps scaled), ${ELEMENTS:-64} elements per frame"
+echo "# testbed: planner ${PLANNER:-grid-paths}, links ${GBPS:-0.02} Gbps (100 Gbps scaled)"
 cat "$work/rank-0.log"
 [ $status = 0 ] || { for r in $(seq 1 7); do tail -2 "$work/rank-$r.log"; done; exit 1; }

@@ -9,8 +9,8 @@
 # only a raw transport (memif, scripts/allreduce_perf.sh) receives.
 #
 #   scripts/netns_perf.sh [BUILD_DIR] [allreduce_perf flags...]
-#   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS (64),
-#        SLOTS (256), GLOO (1: Gloo's ring too; 0: not), MPI (1, where
+#   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS and SLOTS
+#        (auto: grid-controller picks them for the veths' 1500-byte MTU), GLOO (1: Gloo's ring too; 0: not), MPI (1, where
 #        mpirun is found: MPI_Allreduce too, every rank started by mpirun
 #        through scripts/netns_rsh.sh; 0: not),
 #        SHAPE (switch: grid-switch shapes its ports, and marks CONGESTION
@@ -67,7 +67,7 @@ esac
 "$tools/grid-controller" --topology=testbed --workers=8 --planner="${PLANNER:-grid-paths}" \
   --store="file:$work/store" --job-id="$job" --switch=grid --netns="$prefix" \
   --host-transport=udp --eal-memory-mb=64 "${switch_shaping[@]}" \
-  --slots="${SLOTS:-256}" --elements="${ELEMENTS:-64}" > "$work/controller.log" 2>&1 ||
+  --slots="${SLOTS:-auto}" --elements="${ELEMENTS:-auto}" > "$work/controller.log" 2>&1 ||
   { cat "$work/controller.log"; exit 1; }
 netns_up "$work/store" udp > "$work/netns.log" 2>&1 || { cat "$work/netns.log"; exit 1; }
 if [ "$shape" = tc ]; then
@@ -155,7 +155,6 @@ if [ "$mpi" = 1 ]; then  # mpirun keeps each rank's output apart
   done
   [ $status = 0 ] || cat "$work/mpirun.log"
 fi
-echo "# netns testbed: planner ${PLANNER:-grid-paths}, links $gbps Gbps (shaped by $shape)," \
-  "${ELEMENTS:-64} elements per frame, ${SLOTS:-256} slots"
+echo "# netns testbed: planner ${PLANNER:-grid-paths}, links $gbps Gbps (shaped by $shape)"
 cat "$work/rank-0.log"
 [ $status = 0 ] || { for r in $(seq 1 7); do tail -2 "$work/rank-$r.log"; done; exit 1; }

@@ -33,7 +33,8 @@ using namespace grid;
 constexpr char kUsage[] =
     "usage: grid-controller --topology=SPEC|FILE --workers=N (--store=file:DIR | --serve=PORT)\n"
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
-    "                       [--slots=256] [--elements=64] [--slot-base=0] [--label-base=0]\n"
+    "                       [--slots=256|auto] [--elements=64|auto] [--mtu=BYTES]\n"
+    "                       [--slot-base=0] [--label-base=0]\n"
     "                       [--switch=grid|bmv2]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
@@ -46,7 +47,10 @@ constexpr char kUsage[] =
     "An emulated fabric is shaped by --link-gbps (every switch port alike) or by\n"
     "--emulation-scale (each port at its link's rate in the topology times S, and each\n"
     "switch's aggregation capacity C_s times S). --atp=best-effort (the default) runs ATP\n"
-    "as ATP behaves: switches pass on what they have no capacity for (docs/switch.md).\n";
+    "as ATP behaves: switches pass on what they have no capacity for (docs/switch.md).\n"
+    "--elements=auto takes the widest frame that the paths' MTU (--mtu; an emulated\n"
+    "fabric's own, else 1500) and the switches (--switch: P4 takes 64) carry, a multiple\n"
+    "of 32; --slots=auto sizes the pool for it (docs/worker.md, \"Frame width and pool\").\n";
 
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -65,6 +69,22 @@ template <typename T>
 T Check(absl::StatusOr<T> value, const tools::Flags& flags) {
   if (!value.ok()) flags.Fail(std::string(value.status().message()));
   return *std::move(value);
+}
+
+// The smallest MTU on the job's paths: --mtu, else the emulated links'
+// (veths: 1500; memif and loopback UDP carry kMaxElements frames), else
+// Ethernet's 1500.
+size_t PathMtu(const tools::Flags& flags) {
+  if (flags.Get("mtu")) return static_cast<size_t>(flags.Int("mtu", 1500, 68, 65535));
+  if (flags.Get("netns")) return 1500;
+  if (flags.Get("memif-dir") || flags.Get("udp-base-port")) return 65535;
+  return 1500;
+}
+
+// The widest frame the aggregation switches sum: the P4 programs parse
+// exactly wire::kDefaultElements, grid-switch up to wire::kMaxElements.
+uint16_t SwitchElements(const tools::Flags& flags) {
+  return flags.String("switch", "grid") == "bmv2" ? wire::kDefaultElements : wire::kMaxElements;
 }
 
 Job PlanJob(const tools::Flags& flags) {
@@ -88,9 +108,17 @@ Job PlanJob(const tools::Flags& flags) {
   j.params.token = flags.Get("token")
                        ? static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll))
                        : Check(control::NewToken(), flags);
-  j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
-  j.params.elements =
-      static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
+  // "auto": the widest frame the paths' MTU and the switches take, and a pool
+  // for it (control::ChooseFrames).
+  const control::FrameChoice frames =
+      Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags)), flags);
+  j.params.slots = flags.String("slots", "") == "auto"
+                       ? frames.slots
+                       : static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
+  j.params.elements = flags.String("elements", "") == "auto"
+                          ? frames.elements
+                          : static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1,
+                                                            wire::kMaxElements));
   // Another job on the same switches takes other ranges (docs/security.md).
   j.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
   j.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
@@ -151,15 +179,34 @@ tools::Keys Emulation(const tools::Flags& flags, const Job& j, const tools::Emul
 
 int main(int argc, char** argv) {
   const tools::Flags flags("grid-controller", argc, argv,
-                           {"topology",      "workers",         "store",
-                            "serve",         "planner",         "root",
-                            "seed",          "job-id",          "token",
-                            "slots",         "elements",        "udp-base-port",
-                            "host",          "link-impairment", "memif-dir",
-                            "eal-memory-mb", "link-gbps",       "switch",
-                            "netns",         "host-transport",  "bmv2-thrift-base",
-                            "bmv2-cli",      "bmv2-wait-s",     "slot-base",
-                            "label-base",    "emulation-scale", "atp"},
+                           {"topology",
+                            "workers",
+                            "store",
+                            "serve",
+                            "planner",
+                            "root",
+                            "seed",
+                            "job-id",
+                            "token",
+                            "slots",
+                            "elements",
+                            "mtu",
+                            "udp-base-port",
+                            "host",
+                            "link-impairment",
+                            "memif-dir",
+                            "eal-memory-mb",
+                            "link-gbps",
+                            "switch",
+                            "netns",
+                            "host-transport",
+                            "bmv2-thrift-base",
+                            "bmv2-cli",
+                            "bmv2-wait-s",
+                            "slot-base",
+                            "label-base",
+                            "emulation-scale",
+                            "atp"},
                            kUsage);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = EmulationOptionsFrom(flags);

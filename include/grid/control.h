@@ -36,6 +36,18 @@ absl::StatusOr<uint32_t> NewToken();
 // Errors name the job and the field.
 absl::Status ValidateJobParams(const JobParams& job);
 
+// The frame width and pool size of a job that does not name them
+// (docs/worker.md, "Frame width and pool").
+struct FrameChoice {
+  uint16_t elements = 0;
+  uint32_t slots = 0;
+};
+// `path_mtu`: the smallest MTU (IP bytes) on the job's paths.
+// `switch_elements`: the widest frame every aggregation switch sums
+// (wire::kMaxElements for grid-switch, wire::kDefaultElements for the P4
+// programs). The error names the MTU when not one element fits.
+absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements);
+
 // Adds the tables of another job to `into`, switch by switch: for jobs that
 // share switches. Errors name the switch and what clashes: the same job id, a
 // label routed two ways (give the jobs disjoint label_base ranges), an

@@ -173,6 +173,18 @@ constexpr size_t FrameBytes(uint16_t num_elements) {
 }
 inline constexpr size_t kMaxFrameBytes = FrameBytes(kMaxElements);
 
+// The most elements a frame carries in an IP packet of at most `ip_mtu`
+// bytes (an interface's MTU, which leaves out the Ethernet header), up to
+// kMaxElements; 0 if not one fits.
+constexpr uint16_t MaxElementsForMtu(size_t ip_mtu) {
+  const size_t frame = ip_mtu + sizeof(EthernetHeader);
+  if (frame < FrameBytes(1)) return 0;
+  const size_t elements = (frame - kPayloadOffset) / kElementBytes;
+  return static_cast<uint16_t>(elements < kMaxElements ? elements : kMaxElements);
+}
+static_assert(MaxElementsForMtu(1500) == 359 && FrameBytes(359) - sizeof(EthernetHeader) <= 1500);
+static_assert(MaxElementsForMtu(9000) == kMaxElements && MaxElementsForMtu(60) == 0);
+
 using MacAddress = std::array<uint8_t, 6>;
 
 // Addresses as text, for configs and logs: "10.0.0.1" (host-order uint32_t)

@@ -34,6 +34,29 @@ absl::Status CheckJob(const topology::Topology& topo, const planner::Plan& plan,
 
 }  // namespace
 
+absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements) {
+  // Wider frames cost less per byte: fewer headers (76 bytes each) and fewer
+  // packets through every switch and host. Multiples of 32 keep the
+  // quantize loops on whole vectors.
+  uint16_t elements = std::min(switch_elements, wire::MaxElementsForMtu(path_mtu));
+  if (elements == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("MTU %d: a GRID frame needs an IP packet of at least %d bytes", path_mtu,
+                        wire::FrameBytes(1) - sizeof(wire::EthernetHeader)));
+  }
+  if (elements >= 32) elements -= elements % 32;
+  // The pool bounds the window: at least 64 KiB of payload, as 256 slots of
+  // 64 elements hold. But every float operation sends one probe per slot
+  // (docs/worker.md, "Exponents for floats"), a full frame each, so a pool
+  // of wide frames stays at 64 slots: with 1024 elements and 256 slots, the
+  // probes of a 1 MiB allreduce were as many bytes as its data.
+  constexpr uint32_t kPoolPayloadBytes = 64 * 1024;
+  const uint32_t frame_payload = uint32_t{elements} * wire::kElementBytes;
+  const uint32_t slots =
+      std::clamp<uint32_t>((kPoolPayloadBytes + frame_payload - 1) / frame_payload, 64, 256);
+  return FrameChoice{elements, slots};
+}
+
 absl::StatusOr<uint32_t> NewToken() {
   uint32_t token = 0;
   while (token == 0) {
