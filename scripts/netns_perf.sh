@@ -46,7 +46,7 @@ cleanup() {
   for p in "${ranks[@]}" "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
   sleep 0.5
   for p in "${ranks[@]}" "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  # OpenMPI's daemons detach; their command lines name $work (orte_tmpdir_base).
+  # Anything left, OpenMPI's daemons included: their command lines name $work.
   pkill -KILL -f -- "$work/" 2>/dev/null
   wait 2>/dev/null
   netns_down "$prefix"
