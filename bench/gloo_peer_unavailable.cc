@@ -5,7 +5,7 @@ namespace grid::bench {
 
 absl::StatusOr<std::unique_ptr<GlooPeer>> GlooPeer::Connect(Store&, int, int, const std::string&,
                                                             absl::Duration) {
-  return absl::UnimplementedError(
+  return absl::FailedPreconditionError(
       "allreduce_perf was built without Gloo: install libgloo-dev and reconfigure");
 }
 

@@ -61,11 +61,19 @@ class WorldPeer : public MpiPeer {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MpiPeer>> MpiPeer::Init(int rank, int world) {
+  // FUNNELED: GRID's progress threads run beside MPI, but only this thread
+  // calls it.
   int provided = 0;
-  if (int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided); rc != MPI_SUCCESS) {
+  if (int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+      rc != MPI_SUCCESS) {
     return absl::UnavailableError(absl::StrFormat("rank %d: MPI_Init: %s", rank, ErrorString(rc)));
   }
-  auto peer = std::make_unique<WorldPeer>(rank);
+  auto peer = std::make_unique<WorldPeer>(rank);  // finalizes MPI on every return
+  if (provided < MPI_THREAD_FUNNELED) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "rank %d: MPI gives thread level %d; allreduce_perf needs MPI_THREAD_FUNNELED", rank,
+        provided));
+  }
   // Errors come back from calls instead of aborting the job.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int mpi_rank = -1, mpi_world = -1;

@@ -4,7 +4,7 @@
 namespace grid::bench {
 
 absl::StatusOr<std::unique_ptr<MpiPeer>> MpiPeer::Init(int, int) {
-  return absl::UnimplementedError(
+  return absl::FailedPreconditionError(
       "allreduce_perf was built without MPI: install libopenmpi-dev and reconfigure");
 }
 

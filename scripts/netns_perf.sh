@@ -10,9 +10,10 @@
 #
 #   scripts/netns_perf.sh [BUILD_DIR] [allreduce_perf flags...]
 #   env: PLANNER (grid-paths), GBPS (link rate, 0.02), ELEMENTS and SLOTS
-#        (auto: grid-controller picks them for the veths' 1500-byte MTU), GLOO (1: Gloo's ring too; 0: not), MPI (1, where
-#        mpirun is found: MPI_Allreduce too, every rank started by mpirun
-#        through scripts/netns_rsh.sh; 0: not),
+#        (auto: grid-controller picks them for the veths' 1500-byte MTU),
+#        GLOO (1: Gloo's ring too; 0: not), MPI (1, where mpirun is found:
+#        MPI_Allreduce too, every rank started by mpirun through
+#        scripts/netns_rsh.sh; 0: not),
 #        SHAPE (switch: grid-switch shapes its ports, and marks CONGESTION
 #        from its queues; tc: the kernel shapes both ends of every veth with
 #        tbf, and grid-switch sees no queue)
