@@ -5,6 +5,12 @@
 #include <limits>
 
 namespace grid::planner::internal {
+namespace {
+
+// Heap order: the resource that fills first on top.
+bool Later(const MaxMinSolver::Fill& a, const MaxMinSolver::Fill& b) { return a.level > b.level; }
+
+}  // namespace
 
 // Progressive filling: every unfrozen flow grows at the same rate until a
 // worker reaches its cap or a resource fills; the flows through it freeze
@@ -15,6 +21,7 @@ const std::vector<double>& MaxMinSolver::Solve(const FlowModel& m) {
   frozen_.assign(workers, 0);
   IndexMembers(m);
   IndexResources(m);
+  OrderByCap(m);
   size_t unfrozen = workers;
   double level = 0;
   while (unfrozen > 0) {
@@ -93,29 +100,74 @@ void MaxMinSolver::IndexResources(const FlowModel& m) {
     if (active_[g] == 0) continue;
     for (int r : m.group_res[g]) user_[fill_[compact_[r]]++] = -static_cast<int>(g) - 1;
   }
+  // Every used resource's fill level, and the tolerance FreezeSaturated
+  // grants a full resource (1e-9 of its capacity), doubled to cover rounding.
+  version_.assign(resources, 0);
+  touched_.assign(resources, 0);
+  heap_.clear();
+  double largest = 1.0;
+  for (size_t c = 0; c < resources; ++c) {
+    largest = std::max(largest, std::fabs(m.capacity[used_[c]]));
+    if (slope_[c] > 0) {
+      heap_.push_back({(m.capacity[used_[c]] - fixed_[c]) / slope_[c], static_cast<int>(c), 0});
+    }
+  }
+  std::make_heap(heap_.begin(), heap_.end(), Later);
+  slack_ = 2e-9 * largest;
+}
+
+// Workers by cap, ascending. Planners solve many models with the same caps,
+// so the last order is kept while the caps are the same.
+void MaxMinSolver::OrderByCap(const FlowModel& m) {
+  next_cap_ = 0;
+  if (caps_sorted_for_ == m.worker_cap && by_cap_.size() == m.worker_cap.size()) return;
+  caps_sorted_for_ = m.worker_cap;
+  by_cap_.resize(m.worker_cap.size());
+  for (size_t w = 0; w < by_cap_.size(); ++w) by_cap_[w] = static_cast<int>(w);
+  std::stable_sort(by_cap_.begin(), by_cap_.end(),
+                   [&](int a, int b) { return m.worker_cap[a] < m.worker_cap[b]; });
+}
+
+void MaxMinSolver::FileFill(const FlowModel& m, int c) {
+  heap_.push_back({(m.capacity[used_[c]] - fixed_[c]) / slope_[c], c, version_[c]});
+  std::push_heap(heap_.begin(), heap_.end(), Later);
+}
+
+void MaxMinSolver::DropStale() {
+  while (!heap_.empty() && heap_.front().version != version_[heap_.front().c]) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later);
+    heap_.pop_back();
+  }
 }
 
 // The level where the next worker reaches its cap or the next resource fills.
-double MaxMinSolver::NextLevel(const FlowModel& m, double level) const {
+double MaxMinSolver::NextLevel(const FlowModel& m, double level) {
   double next = std::numeric_limits<double>::infinity();
-  for (size_t w = 0; w < m.worker_cap.size(); ++w) {
-    if (!frozen_[w]) next = std::min(next, m.worker_cap[w]);
-  }
-  for (size_t c = 0; c < used_.size(); ++c) {
-    if (slope_[c] > 0) next = std::min(next, (m.capacity[used_[c]] - fixed_[c]) / slope_[c]);
-  }
+  while (next_cap_ < by_cap_.size() && frozen_[by_cap_[next_cap_]]) ++next_cap_;
+  if (next_cap_ < by_cap_.size()) next = m.worker_cap[by_cap_[next_cap_]];
+  DropStale();
+  if (!heap_.empty()) next = std::min(next, heap_.front().level);
   return std::max(level, next);
 }
 
 void MaxMinSolver::FreezeSaturated(const FlowModel& m, double level) {
-  for (size_t w = 0; w < m.worker_cap.size(); ++w) {
-    if (!frozen_[w] && m.worker_cap[w] <= level + 1e-9 * std::max(1.0, level)) {
-      Freeze(static_cast<int>(w));
-    }
+  const double at_cap = level + 1e-9 * std::max(1.0, level);
+  for (size_t i = next_cap_; i < by_cap_.size() && m.worker_cap[by_cap_[i]] <= at_cap; ++i) {
+    Freeze(by_cap_[i]);
   }
-  for (size_t c = 0; c < used_.size(); ++c) {
+  // A resource full within the tolerance below fills at most slack_ above
+  // the level; those are popped and checked exactly.
+  const double bound = level + slack_ + 1e-9 * std::max(1.0, std::fabs(level));
+  popped_.clear();
+  for (DropStale(); !heap_.empty() && heap_.front().level <= bound; DropStale()) {
+    popped_.push_back(heap_.front().c);
+    std::pop_heap(heap_.begin(), heap_.end(), Later);
+    heap_.pop_back();
+  }
+  for (int c : popped_) {
     const double cap = m.capacity[used_[c]];
     if (slope_[c] <= 0 || fixed_[c] + slope_[c] * level < cap - 1e-9 * std::max(1.0, cap)) {
+      FileFill(m, c);  // not full yet: back in the heap, unchanged
       continue;
     }
     for (int u = user_start_[c]; u < user_start_[c + 1]; ++u) {
@@ -131,21 +183,32 @@ void MaxMinSolver::FreezeSaturated(const FlowModel& m, double level) {
 }
 
 // Frozen flows stop adding slope and start adding load. Returns how many.
+// Every flow frozen in a round adds the same level, so the order they are
+// settled in does not change any sum.
 size_t MaxMinSolver::Settle(const FlowModel& m, double level) {
+  changed_.clear();
+  auto load = [&](int r, double rate) {
+    const int c = compact_[r];
+    slope_[c] -= 1;
+    fixed_[c] += rate;
+    if (!touched_[c]) {
+      touched_[c] = 1;
+      changed_.push_back(c);
+    }
+  };
   for (int w : to_freeze_) {
     rate_[w] = std::max(0.0, level);
-    for (int r : m.worker_res[w]) {
-      slope_[compact_[r]] -= 1;
-      fixed_[compact_[r]] += rate_[w];
-    }
+    for (int r : m.worker_res[w]) load(r, rate_[w]);
     const int g = m.worker_group[w];
     if (g >= 0 && --active_[g] == 0) {
       // The group's flow stops growing at the level its last member froze.
-      for (int r : m.group_res[g]) {
-        slope_[compact_[r]] -= 1;
-        fixed_[compact_[r]] += rate_[w];
-      }
+      for (int r : m.group_res[g]) load(r, rate_[w]);
     }
+  }
+  for (int c : changed_) {
+    touched_[c] = 0;
+    ++version_[c];
+    if (slope_[c] > 0) FileFill(m, c);
   }
   return to_freeze_.size();
 }

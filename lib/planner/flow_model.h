@@ -36,15 +36,27 @@ struct FlowModel {
 std::vector<double> MaxMinRates(const FlowModel& model);
 
 // The same, reusing its buffers across calls (planners evaluate thousands of
-// candidate plans).
+// candidate plans). Each round finds the next level from a heap of resource
+// fill levels and a list of workers by cap, so a round costs what changed in
+// it, not a scan of every flow and resource. The result is the same, bit for
+// bit, as scanning everything each round (tests/planner/max_min_test.cc).
 class MaxMinSolver {
  public:
   const std::vector<double>& Solve(const FlowModel& model);
 
+  struct Fill {  // a resource's level when it fills, as of `version`
+    double level;
+    int c;
+    unsigned version;
+  };
+
  private:
-  void IndexMembers(const FlowModel& m);    // member_start_, member_ (groups' workers)
-  void IndexResources(const FlowModel& m);  // used_, compact_, user_start_, user_, slope_
-  double NextLevel(const FlowModel& m, double level) const;
+  void IndexMembers(const FlowModel& m);     // member_start_, member_ (groups' workers)
+  void IndexResources(const FlowModel& m);   // used_, compact_, user_start_, user_, slope_
+  void OrderByCap(const FlowModel& m);       // by_cap_
+  void FileFill(const FlowModel& m, int c);  // pushes c's current fill level
+  void DropStale();
+  double NextLevel(const FlowModel& m, double level);
   void FreezeSaturated(const FlowModel& m, double level);  // into to_freeze_
   size_t Settle(const FlowModel& m, double level);         // frozen flows become load
   void Freeze(int w) {
@@ -53,10 +65,14 @@ class MaxMinSolver {
     to_freeze_.push_back(w);
   }
 
-  std::vector<double> rate_, fixed_, slope_;
-  std::vector<char> frozen_;
+  std::vector<double> rate_, fixed_, slope_, caps_sorted_for_;
+  std::vector<char> frozen_, touched_;
   std::vector<int> active_, member_start_, member_, fill_, compact_, used_, user_start_, user_,
-      to_freeze_;
+      to_freeze_, by_cap_, changed_, popped_;
+  std::vector<Fill> heap_;  // min-heap on level; entries whose version is old are stale
+  std::vector<unsigned> version_;
+  size_t next_cap_ = 0;  // by_cap_[next_cap_..] holds every unfrozen worker
+  double slack_ = 0;     // how far above the level a resource that fills can sit
 };
 
 // Resource layout used by BuildFlowModel: 0 is the PS ingress, then one per

@@ -26,15 +26,22 @@ class CandidatePaths {
       return std::vector<Path>{*std::move(p)};
     }
     const NodeId tor = topo_.node(from).is_host() ? topo_.TorOf(from) : from;
-    std::vector<Path> out;
-    if (tor == to) {
-      out.emplace_back();
-      out.back().nodes = {tor};
-    } else {
-      auto ps = router_.KShortestPaths(tor, to, k_);
-      if (!ps.ok()) return ps.status();
-      out = *std::move(ps);
+    // Workers behind one ToR share its paths: Yen runs once per (ToR, node).
+    auto [cached, inserted] = from_tor_.try_emplace({tor, to});
+    if (inserted) {
+      if (tor == to) {
+        cached->second.emplace_back();
+        cached->second.back().nodes = {tor};
+      } else {
+        auto ps = router_.KShortestPaths(tor, to, k_);
+        if (!ps.ok()) {
+          from_tor_.erase(cached);
+          return ps.status();
+        }
+        cached->second = *std::move(ps);
+      }
     }
+    std::vector<Path> out = cached->second;
     if (tor != from) {
       const topology::ArcId access = topo_.neighbors(from).front().arc;
       for (Path& p : out) {
@@ -50,6 +57,7 @@ class CandidatePaths {
   const ResourceIndex& index_;
   topology::Router router_;
   const int k_;
+  std::map<std::pair<NodeId, NodeId>, std::vector<Path>> from_tor_;
 };
 
 }  // namespace
