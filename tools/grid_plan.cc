@@ -14,6 +14,7 @@ constexpr char kUsage[] =
     "usage: grid-plan --topology=SPEC|FILE --workers=N --planner=NAME\n"
     "                 [--root=HOST] [--model=paper|links] [--seed=S] [--out=plan.json]\n"
     "                 [--format=text|json] [--k-paths=K] [--samples=N] [--improve=true|false]\n"
+    "                 [--improve-samples=N]\n"
     "                 [--atp-demand=GBPS]\n"
     "Plans a job of N workers and prints the rates the flow-level evaluator predicts.\n"
     "Planners: geryon, switchml, atp, grid, grid-paths. docs/planner.md explains them.\n";
@@ -36,6 +37,8 @@ grid::planner::PlannerOptions OptionsFrom(const grid::tools::Flags& flags) {
   options.rounding_samples =
       static_cast<int>(flags.Int("samples", options.rounding_samples, 1, 100000));
   if (flags.Get("improve")) options.improve = flags.Bool("improve");
+  options.improve_samples =
+      static_cast<int>(flags.Int("improve-samples", options.improve_samples, 1, 100000));
   options.atp_demand_gbps = static_cast<double>(flags.Int("atp-demand", 0, 0, 1000000));
   return options;
 }
@@ -105,10 +108,11 @@ void PrintText(const Planned& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const grid::tools::Flags flags("grid-plan", argc, argv,
-                                 {"topology", "workers", "root", "planner", "model", "seed", "out",
-                                  "format", "k-paths", "samples", "improve", "atp-demand"},
-                                 kUsage);
+  const grid::tools::Flags flags(
+      "grid-plan", argc, argv,
+      {"topology", "workers", "root", "planner", "model", "seed", "out", "format", "k-paths",
+       "samples", "improve", "improve-samples", "atp-demand"},
+      kUsage);
   const std::string format = flags.String("format", "text");
   if (format != "text" && format != "json") flags.Fail("--format must be text or json");
   const Planned p = PlanFromFlags(flags);

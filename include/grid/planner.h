@@ -116,6 +116,10 @@ struct PlannerOptions {
   int rounding_samples = 32;  // randomized roundings tried; the best after repair is kept
   bool improve = true;        // local improvement after repair (grid, grid-paths)
   int improve_passes = 8;     // bound on improvement passes (deterministic, not timed)
+  // How many roundings are improved, best repaired first; the best result is
+  // kept. 1 improves only the best repaired plan. More costs one improvement
+  // each and is never worse (docs/planner.md).
+  int improve_samples = 1;
   // atp: the rate a worker is assumed to need when a switch admits it
   // (0: the worker's maximum rate T).
   double atp_demand_gbps = 0;
