@@ -233,9 +233,12 @@ class GridPlanner : public Planner {
     PlanDiagnostics diag;
     diag.lambda_lp = lp->lambda;
     diag.rounding_samples = std::max(1, options_.rounding_samples);
-    Assignment best;
-    Score best_score{-1, -1};
-    std::vector<std::pair<Score, Assignment>> repaired;  // every sample, in order
+    struct Repaired {
+      Score score;
+      Assignment assignment;
+    };
+    std::vector<Repaired> repaired;  // every sample, in sample order
+    size_t best_sample = 0;
     for (int sample = 0; sample < diag.rounding_samples; ++sample) {
       util::Random rng(job.seed * 0x9e3779b97f4a7c15ull + 1000003ull * (sample + 1));
       Assignment a = Round(c, *lp, rng);
@@ -244,38 +247,37 @@ class GridPlanner : public Planner {
       // Repair: max-min fair rates under every capacity, i.e. the rates
       // scaled back until nothing is exceeded.
       const Score s = eval.Evaluate(a);
-      repaired.emplace_back(s, a);
-      if (sample == 0 || Better(s, best_score)) {
-        best = std::move(a);
-        best_score = s;
+      if (sample == 0 || Better(s, repaired[best_sample].score)) {
+        best_sample = repaired.size();
         diag.lambda_rounded = lambda_rounded;
         diag.max_capacity_violation = violation;
         diag.lambda_repaired = s.min;
       }
+      repaired.push_back({s, std::move(a)});
     }
+    Assignment best = std::move(repaired[best_sample].assignment);
     diag.lambda_improved = diag.lambda_repaired;
     if (options_.improve) {
       // The hill climb ends where its start leads, and the best repaired
       // start is not always the best finish: improve the best few. `best`
       // goes first, so one start is exactly the single improvement; the rest
       // follow by (min, mean), then sample order (an exact order, for sort).
-      std::stable_sort(repaired.begin(), repaired.end(), [](const auto& x, const auto& y) {
-        return x.first.min != y.first.min ? x.first.min > y.first.min : x.first.mean > y.first.mean;
-      });
+      std::vector<size_t> order;
       for (size_t i = 0; i < repaired.size(); ++i) {
-        if (repaired[i].second.option == best.option &&
-            repaired[i].second.root_path == best.root_path) {
-          std::rotate(repaired.begin(), repaired.begin() + i, repaired.begin() + i + 1);
-          break;
-        }
+        if (i != best_sample) order.push_back(i);
       }
-      const size_t starts =
-          std::min(repaired.size(), static_cast<size_t>(std::max(1, options_.improve_samples)));
-      Score best_improved{-1, -1};
-      for (size_t i = 0; i < starts; ++i) {
-        Assignment a = std::move(repaired[i].second);
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        const Score& a = repaired[x].score;
+        const Score& b = repaired[y].score;
+        return a.min != b.min ? a.min > b.min : a.mean > b.mean;
+      });
+      const size_t others =
+          std::min(order.size(), static_cast<size_t>(std::max(0, options_.improve_samples - 1)));
+      Score best_improved = Improve(c, eval, options_.improve_passes, best);
+      for (size_t i = 0; i < others; ++i) {
+        Assignment a = std::move(repaired[order[i]].assignment);
         const Score s = Improve(c, eval, options_.improve_passes, a);
-        if (i == 0 || Better(s, best_improved)) {
+        if (Better(s, best_improved)) {
           best_improved = s;
           best = std::move(a);
         }

@@ -43,7 +43,7 @@ std::vector<double> ScanningMaxMin(const FlowModel& m) {
     for (size_t r = 0; r < resources; ++r) {
       if (slope[r] > 0) next = std::min(next, (m.capacity[r] - fixed[r]) / slope[r]);
     }
-    level = std::max(level, std::max(level, next));
+    level = std::max(level, next);
     std::vector<int> freeze;
     auto mark = [&](size_t w) {
       if (frozen[w]) return;
