@@ -82,7 +82,7 @@ for run in $(seq 1 "$repeat"); do
     fabric_stop
     dir="$out/$planner/$run"
     mkdir -p "$dir"
-    cp "$work"/rank-*.log "$work"/switch-*.log "$dir/" 2>/dev/null
+    cp "$work"/rank-*.log "$work"/switch-*.log "$work/controller.log" "$dir/" 2>/dev/null
     [ -f "$work/root.log" ] && cp "$work/root.log" "$dir/"
     if [ $status -ne 0 ]; then
       echo "$planner run $run failed; logs in $work" >&2
@@ -94,10 +94,23 @@ done
 
 # The table: per planner, mean ± sd over the runs that completed. Exits 1
 # if a run failed or a result was wrong.
-/usr/bin/env python3 - "$out" "$regime" "$planners" "$repeat" <<'EOF'
+/usr/bin/env python3 - "$out" "$regime" "$planners" "$repeat" "$scale" <<'EOF'
 import json, os, re, statistics, sys
 
 out, regime, planners, repeat = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4])
+scale = float(sys.argv[5])
+
+def model_mbps(d):
+    # The controller's own evaluation of the plan it published, in the
+    # regime's model, scaled to the emulated links.
+    try:
+        for line in open(os.path.join(d, "controller.log")):
+            m = re.match(r"grid-controller: model (\S+) predicts a min rate of ([0-9.]+) Gbps", line)
+            if m and m.group(1) == regime:
+                return float(m.group(2)) * scale * 1e3
+    except OSError:
+        pass
+    return None
 
 def last_json(path):
     try:
@@ -121,6 +134,7 @@ rows, comm, iteration, bad = [], {}, {}, False
 for p in planners:
     runs = sorted(os.listdir(os.path.join(out, p))) if os.path.isdir(os.path.join(out, p)) else []
     c, it, rate, wrong, worst, retrans, failed = [], [], [], 0, 0.0, [], 0
+    model, of_model, needless, early = [], [], [], []
     aggregated, passed, proxied, root_passed, root_proxied = {}, [], [], [], []
     for run in runs:
         d = os.path.join(out, p, run)
@@ -133,6 +147,21 @@ for p in planners:
         it.append(max(r["iteration_ms"] for r in ranks))
         rate.append(sum(r["send_mbps"] for r in ranks) / 8)
         retrans.append(sum(r["retransmissions"] for r in ranks))
+        early.append(sum(r.get("early_retransmissions", 0) for r in ranks))
+        # First sends only: a resend adds to the bytes sent but not to the
+        # rate the plan delivers.
+        first = sum(r["send_mbps"] * (1 - r["retransmissions"] / max(r["packets_sent"], 1))
+                    for r in ranks) / 8
+        if (m := model_mbps(d)) is not None:
+            model.append(m)
+            of_model.append(100 * first / m)
+        # Resends whose chunk was not lost: the aggregator already held the
+        # rank's contribution (a duplicate in an incomplete copy), the copy
+        # had moved on (stale), or the first result came back after all (a
+        # duplicate result at the rank). The fabric neither loses nor
+        # duplicates on its own in these regimes, so each is a resend.
+        run_needless = sum(r.get("duplicate_results", 0) for r in ranks)
+        chunks = sum(r["packets_sent"] - r["retransmissions"] for r in ranks)
         worst = max(worst, max(r["worst_error_over_bound"] for r in ranks))
         run_passed = run_proxied = 0
         for f in sorted(os.listdir(d)):
@@ -142,12 +171,18 @@ for p in planners:
             s = last_json(os.path.join(d, f))
             if not s:
                 continue
+            # A late resend of a chunk whose copy has moved on: every rank
+            # had its result already.
+            run_needless += s["counters"].get("drops", {}).get("stale", 0)
             for job in s["counters"]["jobs"].values():
                 aggregated.setdefault(m.group(1), []).append(job["data"])
+                run_needless += job.get("duplicates", 0)
                 if job.get("proxied"):
                     aggregated.setdefault(m.group(1) + " as proxy", []).append(job["proxied"])
                 run_passed += job.get("passed", 0)
         root = last_json(os.path.join(d, "root.log")) or {}
+        run_needless += root.get("duplicates", 0) + root.get("stale", 0)
+        needless.append(100 * run_needless / max(chunks, 1))
         passed.append(run_passed)
         root_passed.append(root.get("passed", 0))
         root_proxied.append(root.get("proxied", 0))
@@ -159,14 +194,17 @@ for p in planners:
     if root_passed and statistics.mean(root_passed) > 0:
         points += f" PS:{statistics.mean(root_passed):.0f} passed"
     rows.append((p, ms(c), ms(it), ms([1000 / x for x in it], 2), ms(rate),
+                 f"{statistics.mean(model):.2f}" if model else "—", ms(of_model),
+                 ms(needless, 2),
                  points or "—", f"{statistics.mean(passed):.0f}" if passed else "—",
-                 f"{statistics.mean(retrans):.0f}" if retrans else "—", f"{worst:.3f}",
+                 f"{statistics.mean(retrans):.0f} ({statistics.mean(early):.0f} by order)"
+                 if retrans else "—", f"{worst:.3f}",
                  str(wrong) + (f" ({failed} runs failed)" if failed else "")))
 
 print("| planner | comm. time / iteration (ms) | iteration time (ms) | throughput (iterations/s) "
-      "| sending rate (Mbps) | DATA aggregated, by switch | passed on | retransmissions "
-      "| largest error / bound | wrong |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+      "| sending rate (Mbps) | model (Mbps) | first sends / model (%) | needless resends (%) "
+      "| DATA aggregated, by switch | passed on | retransmissions | largest error / bound | wrong |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     print("| " + " | ".join(r) + " |")
 print()

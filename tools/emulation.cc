@@ -179,8 +179,8 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
     const bool serves = f.topology.node(node).is_switch() &&
                         (!f.topology.node(adj.node).is_switch() || node < adj.node);
     return absl::StrFormat(
-        "--vdev=net_memif%d,role=%s,id=0,socket=%s/link%d.sock,socket-abstract=no", index,
-        serves ? "server" : "client", dir, adj.arc / 2);
+        "--vdev=net_memif%d,role=%s,id=0,socket=%s/link%d.sock,socket-abstract=no,bsize=8192",
+        index, serves ? "server" : "client", dir, adj.arc / 2);
   };
   for (const auto& [node, c] : f.switches) {
     std::string lines;

@@ -116,7 +116,9 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
       "\"comm_ms_per_iteration\":%.3f,\"iteration_ms\":%.3f,\"send_mbps\":%.3f,"
       "\"bytes_sent\":%llu,"
       "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
-      "\"retransmissions\":%llu,\"timeouts\":%llu,\"foreign\":%llu,\"error\":\"%s\"}\n",
+      "\"retransmissions\":%llu,\"early_retransmissions\":%llu,\"duplicate_results\":%llu,"
+      "\"timeouts\":%llu,\"foreign\":%llu,"
+      "\"error\":\"%s\"}\n",
       c.rank(), t.failure.ok() && t.wrong == 0 ? "true" : "false",
       static_cast<unsigned long long>(t.wrong), t.worst, seconds,
       1e3 * comm_s / std::max(t.done, 1),
@@ -126,6 +128,8 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
       static_cast<unsigned long long>(s.packets_sent),
       static_cast<unsigned long long>(s.packets_received),
       static_cast<unsigned long long>(s.retransmissions),
+      static_cast<unsigned long long>(s.early_retransmissions),
+      static_cast<unsigned long long>(s.duplicate_results),
       static_cast<unsigned long long>(s.timeouts), static_cast<unsigned long long>(s.foreign),
       std::string(t.failure.message()).c_str());
   std::fflush(stdout);

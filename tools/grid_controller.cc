@@ -231,6 +231,14 @@ int main(int argc, char** argv) {
   std::printf("grid-controller: %s planned %zu workers, %zu switches, root %s; published to %s\n",
               job.plan.planner.c_str(), job.workers.size(), job.switches.size(),
               job.topology.node(job.root.node).name.c_str(), store_spec.c_str());
+  // What the flow model predicts for this very plan, under both models, so
+  // a measured rate can be set against it (scripts/testbed.sh).
+  for (const planner::Model model : {planner::Model::kLinks, planner::Model::kPaper}) {
+    if (auto e = planner::Evaluate(job.topology, job.plan, model); e.ok()) {
+      std::printf("grid-controller: model %s predicts a min rate of %.6f Gbps per worker\n",
+                  planner::ModelName(model), e->min_gbps);
+    }
+  }
   std::fflush(stdout);
   if (options.kind == tools::SwitchKind::kBmv2) {
     const tools::Fabric fabric{job.topology, job.switches, job.workers, job.root,

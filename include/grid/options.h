@@ -118,6 +118,9 @@ struct CommunicatorStats {
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
   uint64_t retransmissions = 0;
+  // Of those, chunks found lost because a chunk sent after them was
+  // answered first (RACK); the rest timed out.
+  uint64_t early_retransmissions = 0;
   uint64_t timeouts = 0;
   uint64_t congestion_signals = 0;  // results or signals that carried CONGESTION
   uint64_t collisions = 0;          // SIGNALs with COLLISION

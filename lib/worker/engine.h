@@ -149,7 +149,24 @@ class Engine {
   absl::Duration srtt_ = absl::ZeroDuration(), rttvar_ = absl::ZeroDuration();
   absl::Duration rto_;
   void SampleRtt(absl::Duration rtt);
-  absl::Time last_result_ = absl::InfinitePast();  // when a chunk was last answered
+  absl::Time last_result_ = absl::InfinitePast();       // when a chunk was last answered
+  absl::Time last_result_sent_ = absl::InfinitePast();  // when that chunk was (last) sent
+  // Loss by order (RACK, RFC 8985; loss.cc, Scan): every chunk of this rank
+  // takes the same path to its aggregator, and every rank sends in stream
+  // order, so results come back in the order their chunks were sent. A
+  // chunk still out when one sent after it has been answered, for longer
+  // than that one's round trip and a reordering window, was lost. A chunk
+  // that is only queued has nothing sent after it answered yet.
+  absl::Time rack_sent_ = absl::InfinitePast();  // the latest send answered
+  absl::Duration rack_rtt_;                      // that chunk's round trip
+  // A stalled stream's probe (loss.cc): its position, and once its result
+  // is in, when it came, when the probe was sent and its round trip. A
+  // result for a chunk sent before the probe cancels it (the stall was a
+  // wait, not a loss).
+  uint64_t probe_pos_ = UINT64_MAX;
+  absl::Time probe_answered_ = absl::InfinitePast();
+  absl::Time probe_sent_ = absl::InfinitePast();
+  absl::Duration probe_rtt_;
   // Results per second while chunks are in flight (loss.cc, Scan): with
   // in_flight_ chunks queued ahead, a chunk sent now waits about
   // in_flight_ / result_rate_ for its result, which srtt_ follows late.

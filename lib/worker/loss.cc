@@ -31,28 +31,75 @@ void Engine::Scan(absl::Time now) {
     rate_since_ = now;
     results_counted_ = 0;
   }
-  absl::Duration base = rto_;
+  // Two timeouts. A stall's (nothing answered since the chunk was sent or
+  // since the last result): the chunks in flight drain at the rate results
+  // come back, so it waits for that, unbounded. A chunk overtaken (the last
+  // result was for a chunk sent after it) times out from its own send, as
+  // before: loss slows results too while the chunks it holds back stay in
+  // flight, and unbounded that estimate fed on itself, so three clean round
+  // trips bound it once there are any.
+  absl::Duration stall_base = rto_, overtaken_base = rto_;
   if (result_rate_ > 0) {
-    // Loss slows results too, and the chunks it holds back stay in flight:
-    // unbounded, the estimate would feed on itself. Three clean round trips
-    // bound it once there are any.
-    absl::Duration queue = absl::Seconds(1.5 * in_flight_ / result_rate_);
-    if (srtt_ > absl::ZeroDuration()) queue = std::min(queue, 3 * srtt_);
-    base = std::max(base, queue);
+    const absl::Duration queue = absl::Seconds(1.5 * in_flight_ / result_rate_);
+    stall_base = std::max(stall_base, queue);
+    overtaken_base =
+        std::max(overtaken_base, srtt_ > absl::ZeroDuration() ? std::min(queue, 3 * srtt_) : queue);
   }
+  // Loss by order (RACK): a chunk sent before the latest one answered, out
+  // for longer than that one's round trip plus a reordering window, is
+  // lost. The window covers the jitter of the scan and of results that
+  // arrive in one batch: a quarter of a round trip and one scan interval.
+  const absl::Duration reorder = options_.scan_interval + std::max(srtt_, rack_rtt_) / 4;
+  // A stall probe was answered and nothing sent before it since (F-RTO,
+  // RFC 5682): what was sent before it is lost.
+  const bool probe_says_lost =
+      probe_answered_ != absl::InfinitePast() &&
+      now - probe_answered_ >= options_.scan_interval + std::max(srtt_, probe_rtt_) / 4;
+  if (probe_says_lost) probe_answered_ = absl::InfinitePast();
   bool lost = false;
-  for (Slot& s : slots_) {
-    if (s.op == nullptr) continue;
-    const absl::Duration rto =
-        std::min(options_.max_rto, base * std::ldexp(1.0, std::min(s.sends - 1, max_shift)));
-    if (now - s.sent < rto) continue;
+  Slot* oldest = nullptr;  // in flight; the one a stall probes
+  auto resend = [&](Slot& s) {
     if (tx_count_ == tx_frames_.size()) Flush();
-    if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return;
+    if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return false;
     ++tx_count_;
     s.sent = now;
     ++s.sends;
     ++stats_.retransmissions;
     lost = true;
+    return true;
+  };
+  for (Slot& s : slots_) {
+    if (s.op == nullptr) continue;
+    if (oldest == nullptr || s.pos < oldest->pos) oldest = &s;
+    // A chunk found lost by order before backs off like a timed-out one:
+    // it is most likely waiting for another rank's repair.
+    const double backoff = std::ldexp(1.0, std::min(s.sends - 1, max_shift));
+    if ((s.sent < rack_sent_ && now - s.sent >= (rack_rtt_ + reorder) * backoff) ||
+        (probe_says_lost && s.sent < probe_sent_)) {
+      ++stats_.early_retransmissions;
+      if (!resend(s)) return;
+      continue;
+    }
+    if (s.sent < last_result_sent_ &&
+        now - s.sent >= std::min(options_.max_rto, overtaken_base * backoff)) {
+      if (!resend(s)) return;
+    }
+  }
+  // A chunk behind every answered one is queued, or the stream stalled
+  // (its tail was lost, a path is down, or a rank has not sent yet). Its
+  // timer restarts with every result, so only a stall times out, and the
+  // stall resends its oldest chunk only, as a probe. Every rank holding the oldest incomplete chunk
+  // probes it, the rank that lost it included, so a stall always ends. If the stream was only
+  // waiting, the results that follow restart the timer and nothing else is sent; if the tail was
+  // lost, the probe's result comes back alone, and the rest goes a reordering window later (rx.cc).
+  if (oldest != nullptr) {
+    const double backoff = std::ldexp(1.0, std::min(oldest->sends - 1, max_shift));
+    const absl::Duration rto = std::min(options_.max_rto, stall_base * backoff);
+    if (oldest->sent >= last_result_sent_ && now - std::max(oldest->sent, last_result_) >= rto) {
+      probe_pos_ = oldest->pos;
+      probe_answered_ = absl::InfinitePast();
+      if (!resend(*oldest)) return;
+    }
   }
   Flush();
   // A timeout halves the window, once per RTO (Backoff): on rate-limited

@@ -115,11 +115,28 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
     }
   }
   last_result_ = now;
+  last_result_sent_ = s.sent;
   ++results_counted_;
   // Karn's rule, for a whole chunk: a round trip in which any rank's
   // contribution was sent again (RETRANSMIT, kept by the switches and the
   // root) measures loss recovery, not the network.
   if (s.sends == 1 && !(h.flags & wire::flags::kRetransmit)) SampleRtt(now - s.sent);
+  // Only a first send's result orders the stream (loss.cc): a resent
+  // chunk's result may answer either send.
+  if (s.sends == 1 && s.sent >= rack_sent_) {
+    rack_sent_ = s.sent;
+    rack_rtt_ = now - s.sent;
+  }
+  if (s.pos == probe_pos_) {
+    // A stall's probe answered (loss.cc): what was sent before it and does
+    // not follow within a reordering window is lost.
+    probe_pos_ = UINT64_MAX;
+    probe_answered_ = now;
+    probe_sent_ = s.sent;
+    probe_rtt_ = now - s.sent;
+  } else if (s.sent < probe_sent_) {
+    probe_answered_ = absl::InfinitePast();  // the rest is coming: a wait, not a loss
+  }
   s.op = nullptr;
   --in_flight_;
   if (!(h.flags & wire::flags::kCongestion)) {

@@ -177,6 +177,112 @@ TEST(LossRecovery, AChunkQueuedBehindTheWindowIsNotSentAgain) {
   EXPECT_LE(resends, first_sends / 200) << first_sends << " first sends";
 }
 
+// Loss by order (RACK): chunk 3 is lost while the chunks sent after it are
+// answered. It is sent again within a round trip and a reordering window,
+// long before its 200 ms timeout, which is all an RTO rule would have; and
+// nothing else is sent again.
+TEST(LossRecovery, AChunkLostAmongAnsweredOnesIsResentByOrder) {
+  EngineOptions o = Options();
+  o.rto = absl::Milliseconds(200);
+  o.min_rto = absl::Milliseconds(200);
+  Rig rig(o);
+  std::vector<std::vector<uint8_t>> sent = rig.Step(absl::ZeroDuration());
+  ASSERT_EQ(sent.size(), 16u);
+  int resends_of_3 = 0, other_resends = 0;
+  absl::Time resent_at = absl::InfinitePast();
+  const absl::Time start = rig.now;
+  for (int ms = 0; ms < 20; ++ms) {
+    for (const auto& frame : sent) {
+      const wire::Header h = Rig::HeaderOf(frame);
+      const bool resend = (h.flags & wire::flags::kRetransmit) != 0;
+      if (h.chunk == 3 && resend) {
+        ++resends_of_3;
+        resent_at = rig.now;
+      } else if (resend) {
+        ++other_resends;
+      }
+      if (h.chunk != 3 || resend) {
+        rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, frame));
+      }
+    }
+    sent = rig.Step(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(resends_of_3, 1);
+  EXPECT_LE(resent_at - start, absl::Milliseconds(5));
+  EXPECT_EQ(other_resends, 0);
+  EXPECT_EQ(rig.engine->stats().early_retransmissions, 1u);
+}
+
+// A stall (no result for an RTO) resends only its oldest chunk, as a probe.
+// Here the other ranks start 300 ms late: the probe backs off, and when they
+// start, every result comes back and nothing more is sent. Resending the
+// whole window on every timeout sent 16 chunks per backoff step.
+TEST(LossRecovery, AStallResendsOnlyItsOldestChunk) {
+  Rig rig(Options());
+  std::vector<std::vector<uint8_t>> sent = rig.Step(absl::ZeroDuration());
+  ASSERT_EQ(sent.size(), 16u);
+  const std::vector<std::vector<uint8_t>> first_sends = std::move(sent);
+  sent.clear();
+  uint64_t probes = 0;
+  for (int ms = 0; ms < 300; ++ms) {
+    for (const auto& frame : sent) {
+      const wire::Header h = Rig::HeaderOf(frame);
+      ASSERT_TRUE(h.flags & wire::flags::kRetransmit);
+      EXPECT_EQ(h.chunk, 0u) << "only the oldest chunk probes a stall";
+      ++probes;
+    }
+    sent = rig.Step(absl::Milliseconds(1));
+  }
+  EXPECT_GE(probes, 2u);
+  EXPECT_LE(probes, 6u);  // 10, 20, 40, 80, 160 ms apart
+  // The late ranks arrive: the first sends are answered, in order.
+  for (const auto& frame : first_sends) {
+    rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, frame));
+  }
+  const uint64_t before = rig.engine->stats().retransmissions;
+  for (int ms = 0; ms < 20; ++ms) {
+    for (const auto& frame : rig.Step(absl::Milliseconds(1))) {
+      rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, frame));
+    }
+  }
+  EXPECT_EQ(rig.engine->stats().retransmissions, before);
+}
+
+// A lost tail: the last 4 chunks of a window vanish and nothing is sent
+// after them. The stall's probe (the oldest of them) comes back alone, and
+// the other 3 follow a reordering window later, not one timeout each.
+TEST(LossRecovery, AStallProbeAnsweredAloneResendsTheRestOfTheTail) {
+  EngineOptions o = Options();
+  Rig rig(o, 16);  // one window: nothing is sent after the tail
+  std::vector<std::vector<uint8_t>> sent = rig.Step(absl::ZeroDuration());
+  ASSERT_EQ(sent.size(), 16u);
+  for (size_t i = 0; i < 12; ++i) {
+    rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, sent[i]));
+  }
+  sent = rig.Step(absl::Milliseconds(1));
+  ASSERT_TRUE(sent.empty());
+  absl::Time probe_at = absl::InfinitePast(), rest_at = absl::InfinitePast();
+  int resent = 0;
+  for (int ms = 0; ms < 100 && resent < 4; ++ms) {
+    for (const auto& frame : sent) {
+      const wire::Header h = Rig::HeaderOf(frame);
+      ASSERT_TRUE(h.flags & wire::flags::kRetransmit);
+      ++resent;
+      if (h.chunk == 12) {
+        probe_at = rig.now;
+        rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, frame));
+      } else {
+        EXPECT_GT(h.chunk, 12u);
+        rest_at = rig.now;
+      }
+    }
+    sent = rig.Step(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(resent, 4);
+  EXPECT_GT(rest_at, probe_at);
+  EXPECT_LE(rest_at - probe_at, absl::Milliseconds(4));
+}
+
 // Answers every first send at once, one step of 1 ms later, marking one
 // answer in `mark_every` CONGESTION; returns the window after each step.
 std::vector<uint32_t> RunMarked(Rig& rig, int mark_every, absl::Duration how_long) {
