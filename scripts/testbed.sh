@@ -158,8 +158,8 @@ for p in planners:
         # Resends whose chunk was not lost: the aggregator already held the
         # rank's contribution (a duplicate in an incomplete copy), the copy
         # had moved on (stale), or the first result came back after all (a
-        # duplicate result at the rank). The fabric neither loses nor
-        # duplicates on its own in these regimes, so each is a resend.
+        # duplicate result at the rank). The fabric never duplicates a
+        # packet in these regimes, so each is a resend.
         run_needless = sum(r.get("duplicate_results", 0) for r in ranks)
         chunks = sum(r["packets_sent"] - r["retransmissions"] for r in ranks)
         worst = max(worst, max(r["worst_error_over_bound"] for r in ranks))
