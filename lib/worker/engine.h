@@ -160,13 +160,12 @@ class Engine {
   absl::Time rack_sent_ = absl::InfinitePast();  // the latest send answered
   absl::Duration rack_rtt_;                      // that chunk's round trip
   // A stalled stream's probe (loss.cc): its position, and once its result
-  // is in, when it came, when the probe was sent and its round trip. A
+  // is in, when it came and when the probe was sent. A
   // result for a chunk sent before the probe cancels it (the stall was a
   // wait, not a loss).
   uint64_t probe_pos_ = UINT64_MAX;
   absl::Time probe_answered_ = absl::InfinitePast();
   absl::Time probe_sent_ = absl::InfinitePast();
-  absl::Duration probe_rtt_;
   // Results per second while chunks are in flight (loss.cc, Scan): with
   // in_flight_ chunks queued ahead, a chunk sent now waits about
   // in_flight_ / result_rate_ for its result, which srtt_ follows late.

@@ -54,8 +54,12 @@ void Engine::Scan(absl::Time now) {
   // RFC 5682): what was sent before it is lost.
   const bool probe_says_lost =
       probe_answered_ != absl::InfinitePast() &&
-      now - probe_answered_ >= options_.scan_interval + std::max(srtt_, probe_rtt_) / 4;
+      now - probe_answered_ >=
+          options_.scan_interval + std::max(srtt_, probe_answered_ - probe_sent_) / 4;
   if (probe_says_lost) probe_answered_ = absl::InfinitePast();
+  auto backoff_of = [&](const Slot& s) {
+    return std::ldexp(1.0, std::min(s.sends - 1, max_shift));
+  };
   bool lost = false;
   Slot* oldest = nullptr;  // in flight; the one a stall probes
   auto resend = [&](Slot& s) {
@@ -73,7 +77,7 @@ void Engine::Scan(absl::Time now) {
     if (oldest == nullptr || s.pos < oldest->pos) oldest = &s;
     // A chunk found lost by order before backs off like a timed-out one:
     // it is most likely waiting for another rank's repair.
-    const double backoff = std::ldexp(1.0, std::min(s.sends - 1, max_shift));
+    const double backoff = backoff_of(s);
     if ((s.sent < rack_sent_ && now - s.sent >= (rack_rtt_ + reorder) * backoff) ||
         (probe_says_lost && s.sent < probe_sent_)) {
       ++stats_.early_retransmissions;
@@ -93,8 +97,7 @@ void Engine::Scan(absl::Time now) {
   // waiting, the results that follow restart the timer and nothing else is sent; if the tail was
   // lost, the probe's result comes back alone, and the rest goes a reordering window later (rx.cc).
   if (oldest != nullptr) {
-    const double backoff = std::ldexp(1.0, std::min(oldest->sends - 1, max_shift));
-    const absl::Duration rto = std::min(options_.max_rto, stall_base * backoff);
+    const absl::Duration rto = std::min(options_.max_rto, stall_base * backoff_of(*oldest));
     if (oldest->sent >= last_result_sent_ && now - std::max(oldest->sent, last_result_) >= rto) {
       probe_pos_ = oldest->pos;
       probe_answered_ = absl::InfinitePast();

@@ -133,7 +133,6 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
     probe_pos_ = UINT64_MAX;
     probe_answered_ = now;
     probe_sent_ = s.sent;
-    probe_rtt_ = now - s.sent;
   } else if (s.sent < probe_sent_) {
     probe_answered_ = absl::InfinitePast();  // the rest is coming: a wait, not a loss
   }
