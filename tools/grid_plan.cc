@@ -13,8 +13,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: grid-plan --topology=SPEC|FILE --workers=N --planner=NAME\n"
     "                 [--root=HOST] [--model=paper|links] [--seed=S] [--out=plan.json]\n"
-    "                 [--format=text|json] [--k-paths=K] [--samples=N] [--improve=true|false]\n"
-    "                 [--improve-samples=N]\n"
+    "                 [--format=text|json] [--k-paths=K] [--lp-paths=K] [--samples=N]\n"
+    "                 [--improve=true|false] [--improve-samples=N] [--threads=N]\n"
     "                 [--atp-demand=GBPS]\n"
     "Plans a job of N workers and prints the rates the flow-level evaluator predicts.\n"
     "Planners: geryon, switchml, atp, grid, grid-paths. docs/planner.md explains them.\n";
@@ -34,11 +34,13 @@ struct Planned {
 grid::planner::PlannerOptions OptionsFrom(const grid::tools::Flags& flags) {
   grid::planner::PlannerOptions options;
   options.k_paths = static_cast<int>(flags.Int("k-paths", options.k_paths, 1, 64));
+  options.lp_paths = static_cast<int>(flags.Int("lp-paths", options.lp_paths, 1, 64));
   options.rounding_samples =
       static_cast<int>(flags.Int("samples", options.rounding_samples, 1, 100000));
   if (flags.Get("improve")) options.improve = flags.Bool("improve");
   options.improve_samples =
       static_cast<int>(flags.Int("improve-samples", options.improve_samples, 1, 100000));
+  options.threads = static_cast<int>(flags.Int("threads", options.threads, 0, 1024));
   options.atp_demand_gbps = static_cast<double>(flags.Int("atp-demand", 0, 0, 1000000));
   return options;
 }
@@ -101,6 +103,8 @@ void PrintText(const Planned& p) {
     std::printf("lambda repaired/improved %.3f / %.3f Gbps (planner's own model)\n",
                 d.lambda_repaired, d.lambda_improved);
     std::printf("max capacity violation   %.3f (before repair)\n", d.max_capacity_violation);
+    std::printf("improvement starts       %d of %d roundings\n", d.improve_starts,
+                d.rounding_samples);
   }
   std::printf("solve time               %.3f s\n", p.seconds);
 }
@@ -111,7 +115,7 @@ int main(int argc, char** argv) {
   const grid::tools::Flags flags(
       "grid-plan", argc, argv,
       {"topology", "workers", "root", "planner", "model", "seed", "out", "format", "k-paths",
-       "samples", "improve", "improve-samples", "atp-demand"},
+       "lp-paths", "samples", "improve", "improve-samples", "threads", "atp-demand"},
       kUsage);
   const std::string format = flags.String("format", "text");
   if (format != "text" && format != "json") flags.Fail("--format must be text or json");

@@ -59,6 +59,7 @@ struct PlanDiagnostics {
   double lambda_improved = 0;         // after local improvement
   double max_capacity_violation = 0;  // largest (load - capacity) / capacity before repair
   int rounding_samples = 0;
+  int improve_starts = 0;  // roundings improved (PlannerOptions::improve_samples, improve_budget)
 };
 
 struct Plan {
@@ -112,14 +113,28 @@ absl::StatusOr<Evaluation> Evaluate(const Topology& topology, const Plan& plan, 
 // ---- Planners ---------------------------------------------------------------
 
 struct PlannerOptions {
-  int k_paths = 4;            // candidate paths per (worker, node) for path-aware planners
+  int k_paths = 4;  // candidate paths per (worker, node) for path-aware planners
+  // grid-paths: of those, the paths per (worker, node) that are LP columns
+  // (the shortest first). The improvement step tries all k_paths. 1 is as
+  // good as 4 on the fat-tree (b) jobs and makes the LP 3x faster at 1000
+  // workers (docs/results.md, "Planning time").
+  int lp_paths = 1;
   int rounding_samples = 32;  // randomized roundings tried; the best after repair is kept
   bool improve = true;        // local improvement after repair (grid, grid-paths)
   int improve_passes = 8;     // bound on improvement passes (deterministic, not timed)
   // How many roundings are improved, best repaired first; the best result is
   // kept. 1 improves only the best repaired plan. More costs one improvement
   // each and is never worse (docs/planner.md).
-  int improve_samples = 1;
+  int improve_samples = 32;
+  // Starts after the first are made only while the improvement's work so
+  // far is below this many worker-rate computations (max-min solves times
+  // the workers in each; 3e7 is about 2 s of one core here). A count, not a
+  // time, so plans stay deterministic: a 100-worker job gets every start,
+  // a 1000-worker one only the first.
+  double improve_budget = 3e7;
+  // Threads that score the improvement's candidate moves (0: one per core,
+  // at most 8). Plans do not depend on it.
+  int threads = 0;
   // atp: the rate a worker is assumed to need when a switch admits it
   // (0: the worker's maximum rate T).
   double atp_demand_gbps = 0;

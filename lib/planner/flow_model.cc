@@ -58,13 +58,18 @@ void MaxMinSolver::IndexMembers(const FlowModel& m) {
 // flows (fixed) and the number of flows still growing (slope), updated as
 // flows freeze, and its users (workers, then groups) as CSR.
 void MaxMinSolver::IndexResources(const FlowModel& m) {
+  // Raw pointers in locals: the loops below store through them, and the
+  // compiler would otherwise reload every vector's data pointer after each
+  // store (this runs for every candidate move the planners score).
   const size_t workers = m.worker_cap.size();
   const size_t groups = m.group_res.size();
   if (compact_.size() < m.capacity.size()) compact_.resize(m.capacity.size(), -1);
   used_.clear();
+  int* compact = compact_.data();
+  const int* active = active_.data();
   auto touch = [&](int r) {
-    if (compact_[r] < 0) {
-      compact_[r] = static_cast<int>(used_.size());
+    if (compact[r] < 0) {
+      compact[r] = static_cast<int>(used_.size());
       used_.push_back(r);
     }
   };
@@ -72,33 +77,37 @@ void MaxMinSolver::IndexResources(const FlowModel& m) {
     for (int r : m.worker_res[w]) touch(r);
   }
   for (size_t g = 0; g < groups; ++g) {
-    if (active_[g] == 0) continue;
+    if (active[g] == 0) continue;
     for (int r : m.group_res[g]) touch(r);
   }
   const size_t resources = used_.size();
   fixed_.assign(resources, 0);
   slope_.assign(resources, 0);
   user_start_.assign(resources + 1, 0);
+  int* start = user_start_.data();
   for (size_t w = 0; w < workers; ++w) {
-    for (int r : m.worker_res[w]) ++user_start_[compact_[r] + 1];
+    for (int r : m.worker_res[w]) ++start[compact[r] + 1];
   }
   for (size_t g = 0; g < groups; ++g) {
-    if (active_[g] == 0) continue;
-    for (int r : m.group_res[g]) ++user_start_[compact_[r] + 1];
+    if (active[g] == 0) continue;
+    for (int r : m.group_res[g]) ++start[compact[r] + 1];
   }
+  double* slope = slope_.data();
   for (size_t c = 0; c < resources; ++c) {
-    slope_[c] = user_start_[c + 1];
-    user_start_[c + 1] += user_start_[c];
+    slope[c] = start[c + 1];
+    start[c + 1] += start[c];
   }
-  user_.resize(user_start_[resources]);
-  fill_.assign(user_start_.begin(), user_start_.end());
+  user_.resize(start[resources]);
+  fill_.assign(start, start + resources + 1);
+  int* fill = fill_.data();
+  int* user = user_.data();
   // Workers are stored as w, groups as -(g + 1).
   for (size_t w = 0; w < workers; ++w) {
-    for (int r : m.worker_res[w]) user_[fill_[compact_[r]]++] = static_cast<int>(w);
+    for (int r : m.worker_res[w]) user[fill[compact[r]]++] = static_cast<int>(w);
   }
   for (size_t g = 0; g < groups; ++g) {
-    if (active_[g] == 0) continue;
-    for (int r : m.group_res[g]) user_[fill_[compact_[r]]++] = -static_cast<int>(g) - 1;
+    if (active[g] == 0) continue;
+    for (int r : m.group_res[g]) user[fill[compact[r]]++] = -static_cast<int>(g) - 1;
   }
   // Every used resource's fill level, and the tolerance FreezeSaturated
   // grants a full resource (1e-9 of its capacity), doubled to cover rounding.
@@ -108,8 +117,8 @@ void MaxMinSolver::IndexResources(const FlowModel& m) {
   double largest = 1.0;
   for (size_t c = 0; c < resources; ++c) {
     largest = std::max(largest, std::fabs(m.capacity[used_[c]]));
-    if (slope_[c] > 0) {
-      heap_.push_back({(m.capacity[used_[c]] - fixed_[c]) / slope_[c], static_cast<int>(c), 0});
+    if (slope[c] > 0) {
+      heap_.push_back({m.capacity[used_[c]] / slope[c], static_cast<int>(c), 0});
     }
   }
   std::make_heap(heap_.begin(), heap_.end(), Later);
@@ -187,28 +196,37 @@ void MaxMinSolver::FreezeSaturated(const FlowModel& m, double level) {
 // settled in does not change any sum.
 size_t MaxMinSolver::Settle(const FlowModel& m, double level) {
   changed_.clear();
-  auto load = [&](int r, double rate) {
-    const int c = compact_[r];
-    slope_[c] -= 1;
-    fixed_[c] += rate;
-    if (!touched_[c]) {
-      touched_[c] = 1;
+  // Local pointers, as in IndexResources: touched_ is a char vector, and a
+  // store through it may alias anything.
+  const int* compact = compact_.data();
+  double* slope = slope_.data();
+  double* fixed = fixed_.data();
+  char* touched = touched_.data();
+  double* rate = rate_.data();
+  int* active = active_.data();
+  auto load = [&](int r, double value) {
+    const int c = compact[r];
+    slope[c] -= 1;
+    fixed[c] += value;
+    if (!touched[c]) {
+      touched[c] = 1;
       changed_.push_back(c);
     }
   };
   for (int w : to_freeze_) {
-    rate_[w] = std::max(0.0, level);
-    for (int r : m.worker_res[w]) load(r, rate_[w]);
+    const double v = std::max(0.0, level);
+    rate[w] = v;
+    for (int r : m.worker_res[w]) load(r, v);
     const int g = m.worker_group[w];
-    if (g >= 0 && --active_[g] == 0) {
+    if (g >= 0 && --active[g] == 0) {
       // The group's flow stops growing at the level its last member froze.
-      for (int r : m.group_res[g]) load(r, rate_[w]);
+      for (int r : m.group_res[g]) load(r, v);
     }
   }
   for (int c : changed_) {
-    touched_[c] = 0;
+    touched[c] = 0;
     ++version_[c];
-    if (slope_[c] > 0) FileFill(m, c);
+    if (slope[c] > 0) FileFill(m, c);
   }
   return to_freeze_.size();
 }

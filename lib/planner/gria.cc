@@ -7,76 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
 #include "absl/strings/str_format.h"
 #include "planner/builtin.h"
 #include "planner/flow_model.h"
+#include "planner/gria_improve.h"
 #include "planner/gria_lp.h"
 #include "util/random.h"
 
 namespace grid::planner::internal {
 namespace {
-
-// A plan in index form: which option each worker takes, and which path on to
-// the root each switch takes.
-struct Assignment {
-  std::vector<int> option;     // per rank
-  std::vector<int> root_path;  // per switch index
-};
-
-struct Score {
-  double min = 0;
-  double mean = 0;
-};
-
-// Lexicographic: the minimum rate first (the GRIA objective), then the mean.
-bool Better(const Score& a, const Score& b) {
-  const double tol_min = 1e-9 * std::max(1.0, std::fabs(b.min));
-  if (a.min > b.min + tol_min) return true;
-  if (a.min < b.min - tol_min) return false;
-  return a.mean > b.mean + 1e-9 * std::max(1.0, std::fabs(b.mean));
-}
-
-// Evaluates assignments quickly: the flow model's lists point at the
-// candidates' precomputed resource lists, so a move only swaps a span.
-class FastEvaluator {
- public:
-  FastEvaluator(const Topology& topo, const JobSpec& job, const ResourceIndex& index,
-                const Candidates& c)
-      : c_(c) {
-    model_.capacity = Capacities(topo, job, index);
-    const size_t n = job.workers.size();
-    model_.worker_cap.resize(n);
-    for (size_t r = 0; r < n; ++r)
-      model_.worker_cap[r] = WorkerGbps(topo, job, static_cast<int>(r));
-    model_.worker_res.resize(n);
-    model_.worker_group.resize(n);
-    model_.group_res.resize(c.num_switches());
-  }
-
-  const std::vector<double>& Rates(const Assignment& a) {
-    for (size_t r = 0; r < a.option.size(); ++r) {
-      const Option& o = c_.worker[r][a.option[r]];
-      model_.worker_res[r] = o.res;
-      model_.worker_group[r] = o.node == c_.root_index() ? -1 : o.node;
-    }
-    for (int s = 0; s < c_.num_switches(); ++s) {
-      model_.group_res[s] = c_.to_root[s][a.root_path[s]].res;
-    }
-    return solver_.Solve(model_);
-  }
-
-  Score Evaluate(const Assignment& a) {
-    const Summary s = Summarize(Rates(a));
-    return {s.min, s.mean};
-  }
-
- private:
-  const Candidates& c_;
-  FlowModel model_;
-  MaxMinSolver solver_;
-};
 
 int SampleIndex(const std::vector<double>& weights, util::Random& rng) {
   double total = 0;
@@ -144,70 +84,11 @@ double Violation(const Candidates& c, const LpSolution& lp, const Assignment& a,
   return worst;
 }
 
-// Hill climbing on (min rate, mean rate), deterministic order, bounded passes:
-//   merge: move every member of one switch to another node (the plateau that
-//          single moves cannot cross: a switch's flow leaves the PS only when
-//          its last member does);
-//   move: one worker to another option;
-//   path: a switch's path on to the root (grid-paths).
-Score Improve(const Candidates& c, FastEvaluator& eval, int passes, Assignment& a) {
-  Score best = eval.Evaluate(a);
-  auto try_change = [&](Assignment& trial) {
-    const Score s = eval.Evaluate(trial);
-    if (!Better(s, best)) return false;
-    best = s;
-    a = trial;
-    return true;
-  };
-  // First option of each worker at each node: where a merge sends it.
-  std::vector<std::vector<int>> first_at(c.worker.size(), std::vector<int>(c.nodes.size(), -1));
-  for (size_t w = 0; w < c.worker.size(); ++w) {
-    for (size_t o = c.worker[w].size(); o-- > 0;)
-      first_at[w][c.worker[w][o].node] = static_cast<int>(o);
-  }
-  for (int pass = 0; pass < passes; ++pass) {
-    bool improved = false;
-    for (int s = 0; s < c.num_switches(); ++s) {
-      std::vector<int> members;
-      for (size_t w = 0; w < a.option.size(); ++w) {
-        if (c.worker[w][a.option[w]].node == s) members.push_back(static_cast<int>(w));
-      }
-      if (members.empty()) continue;
-      for (int t = 0; t < static_cast<int>(c.nodes.size()); ++t) {
-        if (t == s) continue;
-        Assignment trial = a;
-        for (int w : members) trial.option[w] = first_at[w][t];
-        if (try_change(trial)) {
-          improved = true;
-          break;
-        }
-      }
-    }
-    // Single moves go to nodes in use (or the root): opening a new switch
-    // adds a flow at the PS, which the LP rounding and merges decide.
-    std::vector<bool> in_use(c.nodes.size(), false);
-    in_use[c.root_index()] = true;
-    for (size_t w = 0; w < a.option.size(); ++w) in_use[c.worker[w][a.option[w]].node] = true;
-    for (size_t w = 0; w < a.option.size(); ++w) {
-      for (int o = 0; o < static_cast<int>(c.worker[w].size()); ++o) {
-        if (o == a.option[w] || !in_use[c.worker[w][o].node]) continue;
-        Assignment trial = a;
-        trial.option[w] = o;
-        improved = try_change(trial) || improved;
-      }
-    }
-    for (int s = 0; s < c.num_switches(); ++s) {
-      for (int q = 0; q < static_cast<int>(c.to_root[s].size()); ++q) {
-        if (q == a.root_path[s]) continue;
-        Assignment trial = a;
-        trial.root_path[s] = q;
-        improved = try_change(trial) || improved;
-      }
-    }
-    if (!improved) break;
-  }
-  return best;
-}
+// A repaired rounding and its score.
+struct Repaired {
+  Score score;
+  Assignment assignment;
+};
 
 class GridPlanner : public Planner {
  public:
@@ -225,18 +106,14 @@ class GridPlanner : public Planner {
     auto cands = BuildCandidates(topo, job, index, path_aware_ ? options_.k_paths : 1);
     if (!cands.ok()) return cands.status();
     const Candidates& c = *cands;
-    FastEvaluator eval(topo, job, index, c);
+    BatchEvaluator eval(topo, job, index, c, Threads(options_.threads));
     const std::vector<double> capacity = Capacities(topo, job, index);
-    auto lp = SolveLp(c, capacity);
+    auto lp = SolveLp(c, capacity, path_aware_ ? options_.lp_paths : 1);
     if (!lp.ok()) return lp.status();
 
     PlanDiagnostics diag;
     diag.lambda_lp = lp->lambda;
     diag.rounding_samples = std::max(1, options_.rounding_samples);
-    struct Repaired {
-      Score score;
-      Assignment assignment;
-    };
     std::vector<Repaired> repaired;  // every sample, in sample order
     size_t best_sample = 0;
     for (int sample = 0; sample < diag.rounding_samples; ++sample) {
@@ -258,31 +135,7 @@ class GridPlanner : public Planner {
     Assignment best = std::move(repaired[best_sample].assignment);
     diag.lambda_improved = diag.lambda_repaired;
     if (options_.improve) {
-      // The hill climb ends where its start leads, and the best repaired
-      // start is not always the best finish: improve the best few. `best`
-      // goes first, so one start is exactly the single improvement; the rest
-      // follow by (min, mean), then sample order (an exact order, for sort).
-      std::vector<size_t> order;
-      for (size_t i = 0; i < repaired.size(); ++i) {
-        if (i != best_sample) order.push_back(i);
-      }
-      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-        const Score& a = repaired[x].score;
-        const Score& b = repaired[y].score;
-        return a.min != b.min ? a.min > b.min : a.mean > b.mean;
-      });
-      const size_t others =
-          std::min(order.size(), static_cast<size_t>(std::max(0, options_.improve_samples - 1)));
-      Score best_improved = Improve(c, eval, options_.improve_passes, best);
-      for (size_t i = 0; i < others; ++i) {
-        Assignment a = std::move(repaired[order[i]].assignment);
-        const Score s = Improve(c, eval, options_.improve_passes, a);
-        if (Better(s, best_improved)) {
-          best_improved = s;
-          best = std::move(a);
-        }
-      }
-      diag.lambda_improved = best_improved.min;
+      diag.lambda_improved = ImproveStarts(c, eval, repaired, best_sample, best, diag).min;
     }
 
     ::grid::planner::Plan plan;
@@ -301,6 +154,43 @@ class GridPlanner : public Planner {
   }
 
  private:
+  // The hill climb ends where its start leads, and the best repaired start
+  // is not always the best finish: improve the best few. `best` goes first,
+  // so one start is exactly the single improvement; the rest follow by
+  // (min, mean), then sample order (an exact order, for sort). Returns the
+  // best finish's score and leaves that plan in `best`.
+  Score ImproveStarts(const Candidates& c, BatchEvaluator& eval, std::vector<Repaired>& repaired,
+                      size_t best_sample, Assignment& best, PlanDiagnostics& diag) const {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < repaired.size(); ++i) {
+      if (i != best_sample) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      const Score& a = repaired[x].score;
+      const Score& b = repaired[y].score;
+      return a.min != b.min ? a.min > b.min : a.mean > b.mean;
+    });
+    const size_t others =
+        std::min(order.size(), static_cast<size_t>(std::max(0, options_.improve_samples - 1)));
+    const std::vector<int> twins = Twins(c, eval);
+    const double start_work = eval.work();
+    Score best_improved = Improve(c, eval, twins, options_.improve_passes, best);
+    diag.improve_starts = 1;
+    for (size_t i = 0; i < others; ++i) {
+      // Starts after the first run while the work so far fits the budget
+      // (a count, not a time, so plans stay deterministic).
+      if (eval.work() - start_work >= options_.improve_budget) break;
+      Assignment a = std::move(repaired[order[i]].assignment);
+      const Score s = Improve(c, eval, twins, options_.improve_passes, a);
+      ++diag.improve_starts;
+      if (Better(s, best_improved)) {
+        best_improved = s;
+        best = std::move(a);
+      }
+    }
+    return best_improved;
+  }
+
   PlannerOptions options_;
   bool path_aware_;
 };
@@ -312,7 +202,7 @@ absl::StatusOr<double> GriaLpOptimum(const Topology& topo, const JobSpec& job, b
   const ResourceIndex index(topo, path_aware ? Model::kLinks : Model::kPaper);
   auto c = BuildCandidates(topo, job, index, path_aware ? k_paths : 1);
   if (!c.ok()) return c.status();
-  auto lp = SolveLp(*c, Capacities(topo, job, index));
+  auto lp = SolveLp(*c, Capacities(topo, job, index), path_aware ? k_paths : 1);
   if (!lp.ok()) return lp.status();
   return lp->lambda;
 }

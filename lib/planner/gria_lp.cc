@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <coin/ClpSimplex.hpp>
+#include <coin/ClpSolve.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <map>
 
@@ -10,6 +11,11 @@
 namespace grid::planner::internal {
 
 namespace {
+
+// Passes of Clp's idiot crash before primal simplex takes over: 50 was
+// fastest on the 1000-worker k=16 fat-tree LP (15 passes: 2.5x slower; 150:
+// no faster).
+constexpr int kIdiotPasses = 50;
 
 // Path-aware candidates run from the worker's ToR (every member of a class
 // gets the same list, its own access link in front); otherwise the default
@@ -119,22 +125,28 @@ absl::StatusOr<Candidates> BuildCandidates(const Topology& topo, const JobSpec& 
 
 namespace {
 
-// Column 0 is lambda; then each class's r (one per option), then each
-// switch's y (one per path on to the root).
+// Column 0 is lambda; then each class's r (one per option in the LP), then
+// each switch's y (one per path on to the root in the LP). -1: not in the LP.
 struct LpColumns {
-  std::vector<int> r_base, y_base;
+  std::vector<std::vector<int>> r, y;
   int cols = 1;
 };
 
-LpColumns LayOutColumns(const Candidates& c) {
+LpColumns LayOutColumns(const Candidates& c, int lp_paths) {
   LpColumns l;
   for (const std::vector<int>& members : c.classes) {
-    l.r_base.push_back(l.cols);
-    l.cols += static_cast<int>(c.worker[members.front()].size());
+    const std::vector<Option>& options = c.worker[members.front()];
+    l.r.emplace_back(options.size(), -1);
+    int rank = 0;  // among the options at this node; they are listed together
+    for (size_t o = 0; o < options.size(); ++o) {
+      rank = o > 0 && options[o].node == options[o - 1].node ? rank + 1 : 0;
+      if (rank < lp_paths) l.r.back()[o] = l.cols++;
+    }
   }
   for (int s = 0; s < c.num_switches(); ++s) {
-    l.y_base.push_back(l.cols);
-    l.cols += static_cast<int>(c.to_root[s].size());
+    l.y.emplace_back(c.to_root[s].size(), -1);
+    for (size_t q = 0; q < c.to_root[s].size() && static_cast<int>(q) < lp_paths; ++q)
+      l.y.back()[q] = l.cols++;
   }
   return l;
 }
@@ -175,7 +187,8 @@ LpRows BuildRows(const Candidates& c, const std::vector<double>& capacity, const
     std::vector<int> y_row(c.num_switches(), -1);
     for (int o = 0; o < static_cast<int>(options.size()); ++o) {
       const Option& opt = options[o];
-      const int col = l.r_base[k] + o;
+      const int col = l.r[k][o];
+      if (col < 0) continue;
       rows.Add(t_row, col, 1.0);
       rows.Add(l_row, col, -1.0);
       for (int res : opt.res) {
@@ -187,8 +200,8 @@ LpRows BuildRows(const Candidates& c, const std::vector<double>& capacity, const
       if (opt.node == c.root_index()) continue;
       if (y_row[opt.node] < 0) {
         y_row[opt.node] = rows.NewRow(0);
-        for (size_t q = 0; q < c.to_root[opt.node].size(); ++q) {
-          rows.Add(y_row[opt.node], l.y_base[opt.node] + static_cast<int>(q), -1.0);
+        for (int col_y : l.y[opt.node]) {
+          if (col_y >= 0) rows.Add(y_row[opt.node], col_y, -1.0);
         }
       }
       rows.Add(y_row[opt.node], col, 1.0);
@@ -196,9 +209,8 @@ LpRows BuildRows(const Candidates& c, const std::vector<double>& capacity, const
   }
   for (int s = 0; s < c.num_switches(); ++s) {
     for (size_t q = 0; q < c.to_root[s].size(); ++q) {
-      for (int res : c.to_root[s][q].res) {
-        rows.Add(res_row(res), l.y_base[s] + static_cast<int>(q), 1.0);
-      }
+      if (l.y[s][q] < 0) continue;
+      for (int res : c.to_root[s][q].res) rows.Add(res_row(res), l.y[s][q], 1.0);
     }
   }
   return rows;
@@ -207,22 +219,23 @@ LpRows BuildRows(const Candidates& c, const std::vector<double>& capacity, const
 LpSolution ReadSolution(const Candidates& c, const LpColumns& l, const double* x) {
   LpSolution sol;
   sol.lambda = x[0];
-  sol.r.resize(c.classes.size());
-  for (size_t k = 0; k < c.classes.size(); ++k) {
-    const size_t options = c.worker[c.classes[k].front()].size();
-    sol.r[k].assign(x + l.r_base[k], x + l.r_base[k] + options);
-  }
-  sol.y.resize(c.num_switches());
-  for (int s = 0; s < c.num_switches(); ++s) {
-    sol.y[s].assign(x + l.y_base[s], x + l.y_base[s] + c.to_root[s].size());
-  }
+  auto read = [x](const std::vector<int>& cols) {
+    std::vector<double> v(cols.size(), 0);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (cols[i] >= 0) v[i] = x[cols[i]];
+    }
+    return v;
+  };
+  for (size_t k = 0; k < c.classes.size(); ++k) sol.r.push_back(read(l.r[k]));
+  for (int s = 0; s < c.num_switches(); ++s) sol.y.push_back(read(l.y[s]));
   return sol;
 }
 
 }  // namespace
 
-absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double>& capacity) {
-  const LpColumns l = LayOutColumns(c);
+absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double>& capacity,
+                                   int lp_paths) {
+  const LpColumns l = LayOutColumns(c, std::max(1, lp_paths));
   const LpRows lp_rows = BuildRows(c, capacity, l);
   const int rows = static_cast<int>(lp_rows.ub.size());
   const int cols = l.cols;
@@ -231,24 +244,44 @@ absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double
   matrix.setDimensions(rows, cols);
   std::vector<double> col_lb(cols, 0), col_ub(cols, COIN_DBL_MAX), obj(cols, 0);
   std::vector<double> row_lb(rows, -COIN_DBL_MAX);
-  // Minimize -lambda - eps * sum m_c r. eps is small enough that the
-  // tie-break can never trade away lambda: sum m_c r <= sum of all T.
-  const double eps = 1e-6 / std::max(1.0, lp_rows.total_cap);
+  auto not_optimal = [&](const ClpSimplex& lp, const char* phase) {
+    return absl::InternalError(
+        absl::StrFormat("GRIA LP (%d rows, %d columns), %s: Clp ended with status %d, not optimal",
+                        rows, cols, phase, lp.status()));
+  };
+  // The objective is lexicographic: the largest lambda, then among those
+  // the largest total rate sum m_c r (a tie-break toward higher rates).
+  // Phase 1 maximizes lambda alone. Clp's "idiot" crash (an approximate
+  // penalty method that primal simplex then finishes) solves this LP several
+  // times faster than dual or primal simplex from a slack basis
+  // (docs/planner.md, "Cost"); a tie-break folded into the objective with a
+  // tiny weight cost another factor of 3 and sat below Clp's tolerances.
   obj[0] = -1.0;
-  for (size_t k = 0; k < c.classes.size(); ++k) {
-    const size_t options = c.worker[c.classes[k].front()].size();
-    for (size_t o = 0; o < options; ++o) obj[l.r_base[k] + o] = -eps * c.classes[k].size();
-  }
   ClpSimplex lp;
   lp.setLogLevel(0);
   lp.loadProblem(matrix, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(),
                  lp_rows.ub.data());
-  lp.initialSolve();
-  if (!lp.isProvenOptimal()) {
-    return absl::InternalError(
-        absl::StrFormat("GRIA LP (%d rows, %d columns): Clp ended with status %d, not optimal",
-                        rows, cols, lp.status()));
+  ClpSolve crash;
+  crash.setSolveType(ClpSolve::usePrimalorSprint);
+  crash.setSpecialOption(1, 2, kIdiotPasses);
+  lp.initialSolve(crash);
+  if (!lp.isProvenOptimal()) return not_optimal(lp, "lambda");
+  // Phase 2: lambda held at its optimum (less a relative 1e-9, so that the
+  // warm start stays feasible), maximize sum m_c r from phase 1's basis.
+  const double lambda = lp.primalColumnSolution()[0];
+  lp.setColumnLower(0, lambda * (1 - 1e-9));
+  lp.setObjectiveCoefficient(0, 0);
+  double largest = 1;
+  for (const std::vector<int>& members : c.classes)
+    largest = std::max(largest, static_cast<double>(members.size()));
+  for (size_t k = 0; k < c.classes.size(); ++k) {
+    for (int col : l.r[k]) {
+      if (col >= 0)
+        lp.setObjectiveCoefficient(col, -static_cast<double>(c.classes[k].size()) / largest);
+    }
   }
+  lp.primal(1);
+  if (!lp.isProvenOptimal()) return not_optimal(lp, "total rate at the best lambda");
   return ReadSolution(c, l, lp.primalColumnSolution());
 }
 

@@ -49,14 +49,22 @@ struct LpSolution {
 // workers: averaging any optimal solution over a class's members gives an
 // optimal one in which they all have the same rates, so one set of variables
 // per class (weighted by its size m_c on shared resources) loses nothing.
-//   max  lambda (+ eps * sum r, a tie-break toward higher rates)
+//   max  lambda, then sum_c m_c sum_o r[c][o] (a tie-break toward higher rates)
 //   sum_o r[c][o]                        <= T_c         per class
 //   lambda - sum_o r[c][o]               <= 0           per class
 //   sum_{o at s} r[c][o] - sum_q y[s][q] <= 0           per class, switch
 //   sum_{c, o at s} m_c r[c][o]          <= C_s         per switch
 //   sum_{c, o at root} m_c r + sum y     <= B           PS ingress
 //   flows crossing arc a                 <= c_a         per shared arc (grid-paths)
-absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double>& capacity);
+//
+// Only the first `lp_paths` paths of each (class, node) and of each switch
+// on to the root are LP columns; the others keep zero rate (rounding never
+// picks them; the improvement step tries them all).
+//
+// Solved lexicographically: the largest lambda first, then the largest
+// sum m_c r with lambda held there.
+absl::StatusOr<LpSolution> SolveLp(const Candidates& c, const std::vector<double>& capacity,
+                                   int lp_paths);
 
 }  // namespace grid::planner::internal
 

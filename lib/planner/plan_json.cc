@@ -130,7 +130,8 @@ std::string PlanToJson(const Topology& topo, const Plan& plan, const Evaluation*
                         {"lambda_repaired", Clean(d.lambda_repaired)},
                         {"lambda_improved", Clean(d.lambda_improved)},
                         {"max_capacity_violation", Clean(d.max_capacity_violation)},
-                        {"rounding_samples", d.rounding_samples}};
+                        {"rounding_samples", d.rounding_samples},
+                        {"improve_starts", d.improve_starts}};
   return doc.dump(2) + "\n";
 }
 

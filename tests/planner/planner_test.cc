@@ -272,9 +272,10 @@ TEST(GridPaths, ImprovingMoreRoundingsNeverLosesAndGains) {
         ("fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=" + std::to_string(seed))
             .c_str());
     const JobSpec job = Job(topo, 40, seed);
-    PlannerOptions four;
+    PlannerOptions single, four;
+    single.improve_samples = 1;
     four.improve_samples = 4;
-    const Plan one = PlanWith("grid-paths", topo, job);
+    const Plan one = PlanWith("grid-paths", topo, job, single);
     const Plan more = PlanWith("grid-paths", topo, job, four);
     const double one_min = Eval(topo, one, Model::kLinks).min_gbps;
     const double more_min = Eval(topo, more, Model::kLinks).min_gbps;
@@ -283,6 +284,73 @@ TEST(GridPaths, ImprovingMoreRoundingsNeverLosesAndGains) {
     if (more_min > one_min + 1e-6) ++gained;
   }
   EXPECT_GE(gained, 2);
+}
+
+// The improvement scores a batch of moves on several threads and takes the
+// first better one, so the plan is the one a single thread finds.
+TEST(GridPaths, PlansDoNotDependOnThreads) {
+  const Topology topo = Make("fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=2");
+  const JobSpec job = Job(topo, 60, 2);
+  PlannerOptions one, three;
+  one.threads = 1;
+  three.threads = 3;
+  for (const char* name : {"grid", "grid-paths"}) {
+    EXPECT_EQ(PlanToJson(topo, PlanWith(name, topo, job, one)),
+              PlanToJson(topo, PlanWith(name, topo, job, three)))
+        << name;
+  }
+}
+
+// The improvement skips a move of one twin (same ToR, same cap) that it has
+// just rejected for another, because the two give the same rates, permuted.
+// Here the permutation itself: two twins swap routes.
+TEST(GridPaths, TwinsSwappingRoutesGiveTheSameRates) {
+  const Topology topo = Make("fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=1");
+  const JobSpec job = Job(topo, 100, 1);
+  const Plan plan = PlanWith("grid-paths", topo, job);
+  int swapped = 0;
+  for (size_t a = 0; a < job.workers.size() && swapped < 5; ++a) {
+    for (size_t b = a + 1; b < job.workers.size(); ++b) {
+      const NodeId ha = job.workers[a], hb = job.workers[b];
+      const WorkerRoute& ra = plan.workers[a];
+      const WorkerRoute& rb = plan.workers[b];
+      if (topo.TorOf(ha) != topo.TorOf(hb) || ra.up.arcs == rb.up.arcs) continue;
+      if (ra.up.nodes.size() < 2 || rb.up.nodes.size() < 2) continue;
+      if (ra.up.arcs.size() == rb.up.arcs.size() &&
+          std::equal(ra.up.arcs.begin() + 1, ra.up.arcs.end(), rb.up.arcs.begin() + 1)) {
+        continue;  // the same route behind their own access links
+      }
+      Plan twin = plan;
+      auto rebase = [&](const WorkerRoute& r, NodeId host) {
+        WorkerRoute out = r;
+        out.up.nodes[0] = host;
+        out.up.arcs[0] = topo.neighbors(host).front().arc;
+        return out;
+      };
+      twin.workers[a] = rebase(rb, ha);
+      twin.workers[b] = rebase(ra, hb);
+      const Evaluation before = Eval(topo, plan, Model::kLinks);
+      const Evaluation after = Eval(topo, twin, Model::kLinks);
+      EXPECT_EQ(after.min_gbps, before.min_gbps) << a << " and " << b;
+      EXPECT_DOUBLE_EQ(after.mean_gbps, before.mean_gbps) << a << " and " << b;
+      EXPECT_EQ(after.worker_gbps[a], before.worker_gbps[b]) << a << " and " << b;
+      EXPECT_EQ(after.worker_gbps[b], before.worker_gbps[a]) << a << " and " << b;
+      ++swapped;
+      break;
+    }
+  }
+  EXPECT_GE(swapped, 3);
+}
+
+// Starts after the first stop once the work budget is spent.
+TEST(GridPaths, ImprovementStartsStopAtTheBudget) {
+  const Topology topo = Make("fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=3");
+  const JobSpec job = Job(topo, 40, 3);
+  PlannerOptions none, all;
+  none.improve_budget = 0;
+  all.improve_budget = 1e300;
+  EXPECT_EQ(PlanWith("grid-paths", topo, job, none).diagnostics.improve_starts, 1);
+  EXPECT_EQ(PlanWith("grid-paths", topo, job, all).diagnostics.improve_starts, 32);
 }
 
 TEST(Grid, DeterministicBySeed) {
