@@ -155,7 +155,6 @@ LpColumns LayOutColumns(const Candidates& c, int lp_paths) {
 struct LpRows {
   std::vector<int> row, col;
   std::vector<double> val, ub;
-  double total_cap = 0;  // sum of every worker's T, for the tie-break's scale
 
   void Add(int r, int c, double v) {
     row.push_back(r);
@@ -180,7 +179,6 @@ LpRows BuildRows(const Candidates& c, const std::vector<double>& capacity, const
     const std::vector<Option>& options = c.worker[c.classes[k].front()];
     const double members = static_cast<double>(c.classes[k].size());
     const std::vector<int>& own = c.class_private[k];
-    rows.total_cap += members * c.class_cap[k];
     const int t_row = rows.NewRow(c.class_cap[k]);
     const int l_row = rows.NewRow(0);
     rows.Add(l_row, 0, 1.0);
