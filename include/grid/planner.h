@@ -128,7 +128,7 @@ struct PlannerOptions {
   int improve_samples = 32;
   // Starts after the first are made only while the improvement's work so
   // far is below this many worker-rate computations (max-min solves times
-  // the workers in each; 3e7 is about 2 s of one core here). A count, not a
+  // the workers in each; 3e7 is about 4 s of one core here). A count, not a
   // time, so plans stay deterministic: a 100-worker job gets every start,
   // a 1000-worker one only the first.
   double improve_budget = 3e7;
