@@ -72,11 +72,10 @@ Score BatchEvaluator::Evaluate(const Assignment& a) {
   return evals_[0]->Evaluate(a);
 }
 
-void BatchEvaluator::EvaluateAll(const std::vector<Assignment>& trials,
-                                 std::vector<Score>& scores) {
+void BatchEvaluator::EvaluateAll(absl::Span<const Assignment> trials, std::vector<Score>& scores) {
   scores.resize(trials.size());
   for (const Assignment& a : trials) work_ += static_cast<double>(a.option.size());
-  trials_ = &trials;
+  trials_ = trials;
   scores_ = &scores;
   next_.store(0);
   if (!helpers_.empty() && trials.size() > 1) {
@@ -95,8 +94,8 @@ void BatchEvaluator::EvaluateAll(const std::vector<Assignment>& trials,
 }
 
 void BatchEvaluator::Drain(FastEvaluator& eval) {
-  for (size_t i = next_.fetch_add(1); i < trials_->size(); i = next_.fetch_add(1))
-    (*scores_)[i] = eval.Evaluate((*trials_)[i]);
+  for (size_t i = next_.fetch_add(1); i < trials_.size(); i = next_.fetch_add(1))
+    (*scores_)[i] = eval.Evaluate(trials_[i]);
 }
 
 void BatchEvaluator::Help(size_t i) {
@@ -271,8 +270,7 @@ bool Climb(Moves& moves, BatchEvaluator& eval, Assignment& a, Score& best) {
       ++n;
     }
     if (n == 0) return improved;
-    trials.resize(n);
-    eval.EvaluateAll(trials, scores);
+    eval.EvaluateAll(absl::MakeConstSpan(trials.data(), n), scores);
     for (size_t i = 0; i < n; ++i) {
       if (Better(scores[i], best)) {
         best = scores[i];
@@ -284,7 +282,6 @@ bool Climb(Moves& moves, BatchEvaluator& eval, Assignment& a, Score& best) {
       }
       if (twins[i] != kNoTwin) rejected.insert(twins[i]);
     }
-    trials.resize(batch);
   }
 }
 

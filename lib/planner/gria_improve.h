@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "grid/planner.h"
 #include "planner/flow_model.h"
 #include "planner/gria_lp.h"
@@ -62,7 +63,7 @@ class BatchEvaluator {
   Score Evaluate(const Assignment& a);
 
   // Scores every trial, on every thread.
-  void EvaluateAll(const std::vector<Assignment>& trials, std::vector<Score>& scores);
+  void EvaluateAll(absl::Span<const Assignment> trials, std::vector<Score>& scores);
 
  private:
   void Drain(FastEvaluator& eval);
@@ -75,7 +76,7 @@ class BatchEvaluator {
   uint64_t generation_ = 0;  // under mu_: one per batch
   size_t busy_ = 0;          // under mu_: helpers still on this batch
   bool stop_ = false;        // under mu_
-  const std::vector<Assignment>* trials_ = nullptr;
+  absl::Span<const Assignment> trials_;
   std::vector<Score>* scores_ = nullptr;
   std::atomic<size_t> next_{0};
   double work_ = 0;
