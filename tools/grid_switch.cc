@@ -129,6 +129,18 @@ class Worker {
 
   Pipeline& pipeline() { return pipeline_; }
 
+  // The peers to wake after sending to them (the single-lcore switch only).
+  void set_bells(const grid::transport::MemifBells* bells) { bells_ = bells; }
+
+  // Whether frames wait for a port's rate limit or a reordering: the loop
+  // must come back for them on a timer, not on a doorbell.
+  bool Backlog() const {
+    for (const Port& port : ports_) {
+      if (!port.queue.empty() || port.held != nullptr) return true;
+    }
+    return false;
+  }
+
   // Runs one received frame through the pipeline and queues what it emits.
   void Handle(rte_mbuf* m, uint16_t in_port) {
     if (rte_pktmbuf_linearize(m) != 0) {
@@ -189,6 +201,9 @@ class Worker {
       }
       for (uint16_t i = 0; i < n; ++i) grid::util::TsanRelease(tx[i]);  // the PMD frees them
       const uint16_t sent = n ? rte_eth_tx_burst(p, tx_queue_, tx, n) : 0;
+      if (sent != 0 && bells_ != nullptr) {
+        if (grid::transport::PeerBell* peer = bells_->peer(p)) peer->Ring();
+      }
       for (uint16_t i = n; i-- > sent;) port.queue.push_front(tx[i]);  // retry later, in order
       sent_total += sent;
       pipeline_.SetQueueDepth(p, static_cast<uint32_t>(port.queue.size()));
@@ -244,6 +259,7 @@ class Worker {
   std::vector<Port> ports_;
   grid::tools::CapacityClock capacity_;
   grid::sw::Output out_;
+  const grid::transport::MemifBells* bells_ = nullptr;
 };
 
 // Which worker owns a frame: GRID packets by (job, slot), so every
@@ -281,31 +297,55 @@ struct Shard {
   int idle_us;
 };
 
-// Poll loops yield after kIdleRounds empty rounds, for --idle-us, so several
-// switches and hosts can share two cores (two busy pollers on one core
-// collapse). Every DPDK loop, the main lcore's and the shards', uses it.
+// Poll loops yield after kIdleRounds empty rounds, so several switches and
+// hosts can share two cores (two busy pollers on one core collapse). With a
+// doorbell (memif ports, one lcore) the loop blocks until a peer sends; with
+// none, or while frames wait for a rate limit, it naps for --idle-us.
+// --idle-us=0 polls without pause. Every DPDK loop uses it.
 class IdleBackoff {
  public:
   static constexpr int kIdleRounds = 64;
-  explicit IdleBackoff(int idle_us) : idle_us_(idle_us) {}
-  void After(size_t work) {
-    if (work != 0) {
+  // The longest block on the doorbell: how late a signal's request (dump,
+  // reload, stop) may be served.
+  static constexpr absl::Duration kBellWait = absl::Milliseconds(20);
+
+  IdleBackoff(int idle_us, grid::transport::Doorbell* bell) : idle_us_(idle_us), bell_(bell) {}
+
+  void After(size_t work, bool backlog) {
+    if (work != 0 || idle_us_ == 0) {
       idle_rounds_ = 0;
-    } else if (++idle_rounds_ > kIdleRounds && idle_us_ > 0) {
+      Disarm();
+      return;
+    }
+    if (++idle_rounds_ <= kIdleRounds) return;
+    if (bell_ == nullptr || backlog) {
+      Disarm();
       std::this_thread::sleep_for(std::chrono::microseconds(idle_us_));
+    } else if (!armed_) {
+      bell_->Arm();  // the next round looks at the rings once more
+      armed_ = true;
+    } else {
+      bell_->Wait(kBellWait);
+      armed_ = false;
     }
   }
 
  private:
+  void Disarm() {
+    if (armed_) bell_->Disarm();
+    armed_ = false;
+  }
   const int idle_us_;
+  grid::transport::Doorbell* const bell_;
   int idle_rounds_ = 0;
+  bool armed_ = false;
 };
 
 // A worker lcore's loop: packets from its ring, through its pipeline, out.
 int WorkerLoop(void* arg) {
   Shard& s = *static_cast<Shard*>(arg);
   rte_mbuf* bufs[kBurst];
-  IdleBackoff idle(s.idle_us);
+  IdleBackoff idle(s.idle_us, nullptr);
   while (!g_stop) {
     const unsigned n =
         rte_ring_dequeue_burst(s.ring, reinterpret_cast<void**>(bufs), kBurst, nullptr);
@@ -319,7 +359,7 @@ int WorkerLoop(void* arg) {
       *s.snapshot = s.worker->pipeline().counters();
       s.dump->store(2, std::memory_order_release);
     }
-    idle.After(n + sent);
+    idle.After(n + sent, /*backlog=*/true);
   }
   return 0;
 }
@@ -337,6 +377,8 @@ struct Switch {
   std::vector<std::atomic<bool>> reloads;
   std::vector<std::atomic<int>> dumps;
   std::vector<grid::sw::Counters> snapshots;
+  std::vector<std::string> eal_args;  // before rte_eal_init permutes argv
+  grid::transport::MemifBells bells;
 };
 
 // The EAL, the flags after its arguments, the tables, and one lcore per
@@ -348,6 +390,7 @@ void Init(int argc, char** argv, Switch& sw) {
       !s.ok()) {
     Fail(std::string(s.message()));
   }
+  sw.eal_args.assign(argv, argv + argc);
   const int eal = rte_eal_init(argc, argv);
   if (eal < 0) Fail(std::string("EAL initialisation failed: ") + rte_strerror(rte_errno));
   sw.flags = grid::tools::ParseSwitchFlags(argc - eal, argv + eal);
@@ -403,6 +446,15 @@ void StartPorts(Switch& sw) {
     sw.pipelines.push_back(std::make_unique<Worker>(
         *std::move(pipeline), sw.pool, static_cast<uint16_t>(w), port_state, 0x5eed + w));
   }
+  // Doorbells on the single-lcore switch; shards keep napping.
+  if (sw.workers == 1) {
+    std::vector<char*> args;
+    for (std::string& a : sw.eal_args) args.push_back(a.data());
+    std::vector<uint16_t> ports(sw.ports);
+    for (uint16_t p = 0; p < sw.ports; ++p) ports[p] = p;
+    sw.bells = grid::transport::OpenMemifBells(static_cast<int>(args.size()), args.data(), ports);
+    sw.pipelines[0]->set_bells(&sw.bells);
+  }
 }
 
 // With several lcores: a ring and a loop per pipeline worker.
@@ -456,7 +508,7 @@ void DumpCounters(Switch& sw) {
 // packet to the shard that owns its slot; signals between bursts.
 void MainLoop(Switch& sw) {
   rte_mbuf* rx[kBurst];
-  IdleBackoff idle(sw.flags.idle_us);
+  IdleBackoff idle(sw.flags.idle_us, sw.bells.own.get());
   while (!g_stop) {
     size_t work = 0;
     for (uint16_t p = 0; p < sw.ports; ++p) {
@@ -484,7 +536,7 @@ void MainLoop(Switch& sw) {
         for (auto& r : sw.reloads) r = true;
       }
     }
-    idle.After(work);
+    idle.After(work, sw.workers != 1 || sw.pipelines[0]->Backlog());
   }
 }
 

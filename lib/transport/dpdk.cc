@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -32,10 +33,17 @@ std::atomic<bool> g_eal_in_use{false};
 
 class DpdkTransport final : public Transport {
  public:
-  DpdkTransport(uint16_t port, uint16_t queues, rte_mempool* pool, std::string describe)
-      : port_(port), queues_(queues), pool_(pool), describe_(std::move(describe)) {}
+  DpdkTransport(uint16_t port, uint16_t queues, rte_mempool* pool, std::string describe,
+                MemifBells bells)
+      : port_(port),
+        queues_(queues),
+        pool_(pool),
+        describe_(std::move(describe)),
+        bells_(std::move(bells)),
+        peer_(bells_.peer(port)) {}
 
   ~DpdkTransport() override {
+    for (uint16_t i = 0; i < stashed_; ++i) rte_pktmbuf_free(stash_[i]);
     rte_eth_dev_stop(port_);
     rte_eth_dev_close(port_);
     rte_mempool_free(pool_);
@@ -44,7 +52,7 @@ class DpdkTransport final : public Transport {
   }
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
-    size_t done = 0;
+    size_t done = 0, any = 0;
     while (done < frames.size()) {
       rte_mbuf* m[kBurst];
       uint16_t n = 0;
@@ -66,20 +74,22 @@ class DpdkTransport final : public Transport {
       tx_queue_ = static_cast<uint16_t>((tx_queue_ + 1) % queues_);
       for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
       done += n;
+      any += sent;
       // What the queue refused is lost to it; loss recovery resends it.
     }
+    if (any != 0 && peer_ != nullptr) peer_->Ring();
     return frames.size();
   }
 
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
     rte_mbuf* m[kBurst];
-    // Every receive queue in turn (a NIC's RSS spreads flows over them); the
-    // first that has frames gives this batch.
     uint16_t n = 0;
-    for (uint16_t tries = 0; n == 0 && tries < queues_; ++tries) {
-      n = rte_eth_rx_burst(port_, rx_queue_, m,
-                           static_cast<uint16_t>(std::min<size_t>(max, kBurst)));
-      rx_queue_ = static_cast<uint16_t>((rx_queue_ + 1) % queues_);
+    if (stashed_ != 0) {  // what WaitReadable() found
+      n = stashed_;
+      std::copy(stash_, stash_ + n, m);
+      stashed_ = 0;
+    } else {
+      n = Poll(m, static_cast<uint16_t>(std::min<size_t>(max, kBurst)));
     }
     for (uint16_t i = 0; i < n; ++i) {
       if (rte_pktmbuf_linearize(m[i]) == 0) {
@@ -90,13 +100,24 @@ class DpdkTransport final : public Transport {
     return n;
   }
 
-  // Poll-mode drivers have no descriptor to sleep on: nap briefly, so many
-  // processes can share two cores.
+  // Memif ports block on this process's doorbell, which the peer rings after
+  // sending (transport/doorbell.h). Other poll-mode drivers have no descriptor
+  // to sleep on: they nap briefly, so many processes can share two cores.
   void WaitReadable(absl::Duration timeout) override {
-    std::this_thread::sleep_for(
-        absl::ToChronoMicroseconds(std::min(timeout, absl::Microseconds(50))));
+    if (stashed_ != 0) return;
+    if (bells_.own == nullptr) {
+      std::this_thread::sleep_for(
+          absl::ToChronoMicroseconds(std::min(timeout, absl::Microseconds(50))));
+      return;
+    }
+    bells_.own->Arm();
+    stashed_ = Poll(stash_, kBurst);
+    if (stashed_ != 0) {
+      bells_.own->Disarm();
+    } else {
+      bells_.own->Wait(timeout);
+    }
   }
-
   std::string Describe() const override { return describe_; }
 
  private:
@@ -105,6 +126,21 @@ class DpdkTransport final : public Transport {
   uint16_t rx_queue_ = 0, tx_queue_ = 0;
   rte_mempool* pool_;
   std::string describe_;
+  MemifBells bells_;
+  PeerBell* peer_;
+  rte_mbuf* stash_[kBurst];
+  uint16_t stashed_ = 0;
+
+  // Every receive queue in turn (a NIC's RSS spreads flows over them); the
+  // first that has frames gives this batch.
+  uint16_t Poll(rte_mbuf** m, uint16_t max) {
+    uint16_t n = 0;
+    for (uint16_t tries = 0; n == 0 && tries < queues_; ++tries) {
+      n = rte_eth_rx_burst(port_, rx_queue_, m, max);
+      rx_queue_ = static_cast<uint16_t>((rx_queue_ + 1) % queues_);
+    }
+    return n;
+  }
 };
 
 }  // namespace
@@ -124,16 +160,8 @@ void FitMtuToGridFrames(uint16_t port) {
 
 absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) {
   std::vector<std::string> sockets;
-  for (int i = 0; i < argc; ++i) {
-    absl::string_view a = argv[i];
-    if (!absl::ConsumePrefix(&a, "--vdev=net_memif")) continue;
-    std::string socket;
-    bool client = false;
-    for (absl::string_view kv : absl::StrSplit(a, ',')) {
-      if (kv == "role=client") client = true;
-      if (absl::ConsumePrefix(&kv, "socket=")) socket = std::string(kv);
-    }
-    if (client && !socket.empty()) sockets.push_back(socket);
+  for (const MemifVdev& v : ParseMemifVdevs(argc, argv)) {
+    if (!v.server && !v.socket.empty()) sockets.push_back(v.socket);
   }
   const absl::Time deadline = absl::Now() + timeout;
   for (const std::string& path : sockets) {
@@ -146,6 +174,26 @@ absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) 
     }
   }
   return absl::OkStatus();
+}
+
+MemifBells OpenMemifBells(int argc, char** argv, absl::Span<const uint16_t> ports) {
+  MemifBells bells;
+  std::vector<std::string> own;
+  for (const MemifVdev& v : ParseMemifVdevs(argc, argv)) {
+    uint16_t port = 0;
+    if (v.socket.empty() || rte_eth_dev_get_port_by_name(v.name.c_str(), &port) != 0 ||
+        std::find(ports.begin(), ports.end(), port) == ports.end()) {
+      continue;
+    }
+    own.push_back(BellPath(v, /*own=*/true));
+    if (bells.peers.size() <= port) bells.peers.resize(port + 1u);
+    bells.peers[port] = std::make_unique<PeerBell>(BellPath(v, /*own=*/false));
+  }
+  if (own.empty()) return bells;
+  auto bell = Doorbell::Create(own);
+  if (!bell.ok()) return MemifBells{};  // napping still works
+  bells.own = *std::move(bell);
+  return bells;
 }
 
 namespace {
@@ -256,10 +304,16 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
   if (!pool.ok()) return fail(std::string(pool.status().message()));
   rte_eth_dev_info info{};
   rte_eth_dev_info_get(port, &info);
+  // rte_eal_init may have permuted argv: parse the spec's own copy.
+  std::vector<char*> eal_args;
+  for (std::string& s : parsed->eal) eal_args.push_back(s.data());
+  const uint16_t ports[] = {port};
+  MemifBells bells = OpenMemifBells(static_cast<int>(eal_args.size()), eal_args.data(), ports);
+  std::string describe = absl::StrFormat("dpdk port %d (%s, %d queue pairs%s)", port,
+                                         info.driver_name ? info.driver_name : "?", queues,
+                                         bells.own != nullptr ? ", doorbell" : "");
   std::unique_ptr<Transport> t(
-      new DpdkTransport(port, queues, *pool,
-                        absl::StrFormat("dpdk port %d (%s, %d queue pairs)", port,
-                                        info.driver_name ? info.driver_name : "?", queues)));
+      new DpdkTransport(port, queues, *pool, std::move(describe), std::move(bells)));
   if (parsed->faults.any()) {
     t = std::make_unique<ImpairedTransport>(std::move(t), parsed->faults);
   }

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "grid/transport.h"
+#include "transport/doorbell.h"
 
 namespace grid::transport {
 
@@ -29,6 +32,22 @@ uint16_t GridMbufDataRoom();
 // allows it (NICs need it above 493 elements); devices that cannot
 // (af_packet's 1518 bytes) are left alone, with nothing logged.
 void FitMtuToGridFrames(uint16_t port);
+
+// The doorbells of a process's memif ports (transport/doorbell.h): its own,
+// linked at every one of those ports' sockets, and each port's peer. A port
+// that is not memif, or whose socket is abstract, has no peer bell; with no
+// such port the process has no bell and naps instead.
+struct MemifBells {
+  std::unique_ptr<Doorbell> own;
+  std::vector<std::unique_ptr<PeerBell>> peers;  // by port id; null: none
+
+  PeerBell* peer(uint16_t port) const { return port < peers.size() ? peers[port].get() : nullptr; }
+};
+
+// After rte_eal_init: the bells of `ports`, from the memif vdevs among the
+// EAL arguments, matched to ports by name. A bell that cannot be made is
+// left out (the process naps), not an error.
+MemifBells OpenMemifBells(int argc, char** argv, absl::Span<const uint16_t> ports);
 
 }  // namespace grid::transport
 
