@@ -202,7 +202,7 @@ class Worker {
       for (uint16_t i = 0; i < n; ++i) grid::util::TsanRelease(tx[i]);  // the PMD frees them
       const uint16_t sent = n ? rte_eth_tx_burst(p, tx_queue_, tx, n) : 0;
       if (sent != 0 && bells_ != nullptr) {
-        if (grid::transport::PeerBell* peer = bells_->peer(p)) peer->Ring();
+        if (grid::transport::PeerBell* peer = bells_->peer(p)) peer->Ring(sent);
       }
       for (uint16_t i = n; i-- > sent;) port.queue.push_front(tx[i]);  // retry later, in order
       sent_total += sent;
@@ -527,7 +527,10 @@ void MainLoop(Switch& sw) {
         }
       }
     }
+    const size_t received = work;
     if (sw.workers == 1) work += sw.pipelines[0]->Flush();
+    // Input drained: wake the hosts that were sent less than they wait for.
+    if (received == 0) sw.bells.Flush();
     if (g_dump.exchange(false)) DumpCounters(sw);
     if (g_reload.exchange(false)) {
       if (sw.workers == 1) {
@@ -536,7 +539,8 @@ void MainLoop(Switch& sw) {
         for (auto& r : sw.reloads) r = true;
       }
     }
-    idle.After(work, sw.workers != 1 || sw.pipelines[0]->Backlog());
+    // A peer with no bell would never wake this switch: nap then.
+    idle.After(work, sw.workers != 1 || sw.pipelines[0]->Backlog() || !sw.bells.AllPresent());
   }
 }
 

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -109,7 +110,9 @@ Doorbell::~Doorbell() {
   ::munmap(page_, sizeof(BellPage));
 }
 
-void Doorbell::Arm() {
+void Doorbell::Arm(uint32_t want) {
+  page_->want.store(std::max<uint32_t>(want, 1), std::memory_order_relaxed);
+  page_->arms.fetch_add(1, std::memory_order_relaxed);
   page_->sleepers.fetch_add(1, std::memory_order_seq_cst);
   armed_seq_ = page_->seq.load(std::memory_order_seq_cst);
   // The caller's last poll must not be seen before the announcement.
@@ -136,6 +139,7 @@ void PeerBell::Recheck() {
   if (page_ != nullptr) {
     // Still the peer's bell while the file has a name.
     if (::fstat(fd_, &st) == 0 && st.st_nlink > 0) return;
+    owed_ = false;
     ::munmap(page_, sizeof(BellPage));
     ::close(fd_);
     page_ = nullptr;

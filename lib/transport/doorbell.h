@@ -40,6 +40,8 @@ std::vector<MemifVdev> ParseMemifVdevs(int argc, char** argv);
 struct alignas(64) BellPage {
   std::atomic<uint32_t> seq;       // the futex word: bumped by every ring
   std::atomic<uint32_t> sleepers;  // threads between Arm() and the wake-up
+  std::atomic<uint32_t> want;      // frames the sleeper waits for (>= 1)
+  std::atomic<uint32_t> arms;      // Arm() calls so far: a sender's count restarts
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "the page is shared between processes");
 
@@ -54,7 +56,11 @@ class Doorbell {
   Doorbell(const Doorbell&) = delete;
   Doorbell& operator=(const Doorbell&) = delete;
 
-  void Arm();
+  // `want`: how many frames a sender should have sent since this Arm()
+  // before it rings (it also rings when it goes idle; PeerBell::Flush). A
+  // process with one sender asks for a few, so it wakes once per batch of
+  // results instead of once per frame; one with many senders asks for 1.
+  void Arm(uint32_t want = 1);
   void Disarm();
   // Blocks until rung after Arm() or `timeout` passes (a signal also ends
   // it); then disarms.
@@ -76,20 +82,50 @@ class PeerBell {
   PeerBell(const PeerBell&) = delete;
   PeerBell& operator=(const PeerBell&) = delete;
 
-  // After sending to the peer: wakes it if it sleeps. An atomic load when it
-  // is awake.
-  void Ring() {
+  // After sending `frames` to the peer: wakes it if it sleeps and has been
+  // sent what it wants, else owes it a ring. An atomic load when it is
+  // awake.
+  void Ring(uint32_t frames = 1) {
     // Orders the frames' publication before the look at `sleepers`; the
     // sleeper orders its Arm() before its last poll the same way.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // Now and then: has the peer gone (a restarted switch makes a new bell),
     // or come?
     if (++rings_ % kRecheckEvery == 0 || page_ == nullptr) Recheck();
-    if (page_ == nullptr) return;
-    if (page_->sleepers.load(std::memory_order_relaxed) != 0) Wake();
+    if (page_ == nullptr || page_->sleepers.load(std::memory_order_acquire) == 0) return;
+    const uint32_t arms = page_->arms.load(std::memory_order_relaxed);
+    if (arms != arms_) {  // a new sleep: count afresh
+      arms_ = arms;
+      sent_ = 0;
+    }
+    sent_ += frames;
+    if (sent_ >= page_->want.load(std::memory_order_relaxed)) {
+      owed_ = false;
+      Wake();
+    } else {
+      owed_ = true;
+    }
+  }
+
+  // The sender has nothing more to send for now (it found no input, or is
+  // about to sleep): pays a ring it owes. Every sender that rings must call
+  // this before it sleeps, or its peer waits for its own timeout.
+  void Flush() {
+    if (!owed_) return;
+    owed_ = false;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (page_->sleepers.load(std::memory_order_acquire) != 0) Wake();
   }
 
   bool mapped() const { return page_ != nullptr; }
+
+  // Whether the peer has a bell, looking for it now and then: a process
+  // blocks on its own bell only if every peer that sends to it rings (a
+  // multi-lcore switch has none), and naps otherwise.
+  bool Present() {
+    if (page_ == nullptr && ++rings_ % kRecheckEvery == 1) Recheck();
+    return page_ != nullptr;
+  }
 
   // A sender looks for a bell that is missing, or was replaced, once per
   // this many rings: a failed open() or an fstat() per 4096 bursts.
@@ -102,6 +138,9 @@ class PeerBell {
   int fd_ = -1;
   BellPage* page_ = nullptr;
   uint32_t rings_ = 0;
+  uint32_t arms_ = 0;  // the peer's Arm() count when sent_ started
+  uint32_t sent_ = 0;  // frames since then
+  bool owed_ = false;
 };
 
 // The bell-file path of one end of a memif socket.

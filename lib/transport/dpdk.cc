@@ -28,6 +28,10 @@ namespace grid::transport {
 namespace {
 
 constexpr uint16_t kBurst = 32;
+// A host's one peer (its switch) wakes it once this many frames have come,
+// or when the switch runs out of input: a rank then wakes once per few
+// results, not once per frame (transport/doorbell.h).
+constexpr uint32_t kWakeFrames = 8;
 constexpr uint32_t kMaxQueues = 64;  // queue pairs a dpdk: spec may ask for
 std::atomic<bool> g_eal_in_use{false};
 
@@ -77,7 +81,7 @@ class DpdkTransport final : public Transport {
       any += sent;
       // What the queue refused is lost to it; loss recovery resends it.
     }
-    if (any != 0 && peer_ != nullptr) peer_->Ring();
+    if (any != 0 && peer_ != nullptr) peer_->Ring(static_cast<uint32_t>(any));
     return frames.size();
   }
 
@@ -101,16 +105,18 @@ class DpdkTransport final : public Transport {
   }
 
   // Memif ports block on this process's doorbell, which the peer rings after
-  // sending (transport/doorbell.h). Other poll-mode drivers have no descriptor
-  // to sleep on: they nap briefly, so many processes can share two cores.
+  // sending (transport/doorbell.h), once the peer has a bell. Other
+  // poll-mode drivers have no descriptor to sleep on: they nap briefly, so
+  // many processes can share two cores.
   void WaitReadable(absl::Duration timeout) override {
     if (stashed_ != 0) return;
-    if (bells_.own == nullptr) {
+    if (bells_.own == nullptr || peer_ == nullptr || !peer_->Present()) {
       std::this_thread::sleep_for(
           absl::ToChronoMicroseconds(std::min(timeout, absl::Microseconds(50))));
       return;
     }
-    bells_.own->Arm();
+    if (peer_ != nullptr) peer_->Flush();
+    bells_.own->Arm(kWakeFrames);
     stashed_ = Poll(stash_, kBurst);
     if (stashed_ != 0) {
       bells_.own->Disarm();

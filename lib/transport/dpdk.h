@@ -42,6 +42,19 @@ struct MemifBells {
   std::vector<std::unique_ptr<PeerBell>> peers;  // by port id; null: none
 
   PeerBell* peer(uint16_t port) const { return port < peers.size() ? peers[port].get() : nullptr; }
+  // Whether every port's peer has a bell (PeerBell::Present).
+  bool AllPresent() {
+    for (auto& p : peers) {
+      if (p != nullptr && !p->Present()) return false;
+    }
+    return own != nullptr;
+  }
+  // Pays every ring owed (PeerBell::Flush).
+  void Flush() {
+    for (auto& p : peers) {
+      if (p != nullptr) p->Flush();
+    }
+  }
 };
 
 // After rte_eal_init: the bells of `ports`, from the memif vdevs among the

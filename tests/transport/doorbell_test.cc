@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -125,6 +127,76 @@ TEST_F(DoorbellTest, RingsWhileAwakeCostNoWakeUp) {
   EXPECT_GE(SecondsSince(t0), 0.045);
 }
 
+// A rank asks to be woken once a few results have come: fewer frames leave
+// it asleep and the sender owes a ring, which Flush() (the sender out of
+// input) pays.
+class BatchedWakeTest : public DoorbellTest {
+ protected:
+  // Arms for `want` frames on a thread and waits up to 20 s for it.
+  void SleepFor(uint32_t want) {
+    auto bell = Doorbell::Create({Path("a.bell")});
+    ASSERT_TRUE(bell.ok()) << bell.status();
+    bell_ = *std::move(bell);
+    sleeper_ = std::thread([this, want] {
+      bell_->Arm(want);
+      bell_->Wait(absl::Seconds(20));
+      woke_ = true;
+    });
+    // Until the page shows the sleeper: a ring before that finds it awake.
+    for (int i = 0; i < 2000 && Sleepers() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(Sleepers(), 1u);
+  }
+  uint32_t Sleepers() const {
+    BellPage page{};
+    FILE* f = std::fopen(Path("a.bell").c_str(), "rb");
+    if (f == nullptr) return 0;
+    const size_t n = std::fread(&page, sizeof(page), 1, f);
+    std::fclose(f);
+    return n == 1 ? page.sleepers.load() : 0;
+  }
+  // Whether the sleeper is still asleep after 100 ms.
+  bool StillAsleep() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return !woke_;
+  }
+  // Joins the sleeper; whether it woke within 10 s of `t0` (not by timeout).
+  bool WokeSoon(std::chrono::steady_clock::time_point t0) {
+    sleeper_.join();
+    return SecondsSince(t0) < 10.0;
+  }
+  void TearDown() override {
+    if (sleeper_.joinable()) sleeper_.join();
+    bell_.reset();
+    DoorbellTest::TearDown();
+  }
+
+  std::unique_ptr<Doorbell> bell_;
+  std::thread sleeper_;
+  std::atomic<bool> woke_{false};
+};
+
+TEST_F(BatchedWakeTest, WakesOnTheFrameItWaitsFor) {
+  SleepFor(3);
+  PeerBell peer(Path("a.bell"));
+  peer.Ring(2);
+  EXPECT_TRUE(StillAsleep()) << "woken by 2 frames of the 3 it wants";
+  const auto t0 = std::chrono::steady_clock::now();
+  peer.Ring(1);
+  EXPECT_TRUE(WokeSoon(t0));
+}
+
+TEST_F(BatchedWakeTest, TheSenderPaysAnOwedRingOnFlush) {
+  SleepFor(8);
+  PeerBell peer(Path("a.bell"));
+  peer.Ring(1);
+  EXPECT_TRUE(StillAsleep());
+  const auto t0 = std::chrono::steady_clock::now();
+  peer.Flush();
+  EXPECT_TRUE(WokeSoon(t0)) << "the owed ring was not paid";
+}
+
 // A switch has one bell for all its ports: the peer of any port wakes it.
 TEST_F(DoorbellTest, EveryLinkedPathReachesTheOneBell) {
   auto bell = Doorbell::Create({Path("p0.bell"), Path("p1.bell"), Path("p2.bell")});
@@ -146,6 +218,18 @@ TEST_F(DoorbellTest, APeerFindsABellMadeLater) {
   ASSERT_TRUE(bell.ok()) << bell.status();
   for (uint32_t i = 0; i <= PeerBell::kRecheckEvery && !peer.mapped(); ++i) peer.Ring();
   EXPECT_TRUE(peer.mapped());
+}
+
+// A process blocks on its bell only once its peer has one (else it naps):
+// Present() looks for the peer's bell without sending anything.
+TEST_F(DoorbellTest, PresentLooksForTheBellWithoutARing) {
+  PeerBell peer(Path("late.bell"));
+  EXPECT_FALSE(peer.Present());
+  auto bell = Doorbell::Create({Path("late.bell")});
+  ASSERT_TRUE(bell.ok()) << bell.status();
+  bool present = false;
+  for (uint32_t i = 0; i <= PeerBell::kRecheckEvery && !present; ++i) present = peer.Present();
+  EXPECT_TRUE(present);
 }
 
 // A restarted switch makes a new bell at the same path: its peers map the
