@@ -9,6 +9,8 @@
 #   fabric_stop                                  SIGINT switches and root, wait
 #   fabric_scratch                               (tests) $work, $base, $job, a trap, fail
 #   fabric_start_lossy TOOLS                     (tests) the 4-worker testbed, lossy UDP
+#
+# env: FABRIC_SWITCH_FLAGS, extra flags for every grid-switch (--idle-us=10).
 
 fabric_pids=()
 fabric_rank_pids=()
@@ -30,7 +32,7 @@ fabric_start() {
   for s in $(ls "$work/store/grid/switch"); do
     local ports=()
     [ -f "$work/store/grid/switch-ports/$s" ] && mapfile -t ports < "$work/store/grid/switch-ports/$s"
-    "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
+    "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" ${FABRIC_SWITCH_FLAGS:-} \
       > "$work/switch-$s.log" 2>&1 &
     fabric_pids+=($!)
   done

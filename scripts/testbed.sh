@@ -22,7 +22,8 @@
 #      20 Mbps), COUNT (gradient elements, 32768: VGG16 scaled down),
 #      ITERATIONS (20), COMPUTE_RATIO (compute time over Geryon's predicted
 #      communication time, 0.66: VGG16 in the paper, Fig. 7(b); 0: none),
-#      TOPOLOGY (instead of the regime's; shaped as the regime shapes).
+#      TOPOLOGY (instead of the regime's; shaped as the regime shapes),
+#      KEEP (a directory to copy every run's logs to).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools=${1:-build/release/tools}
@@ -221,5 +222,6 @@ for g in ("grid", "grid-paths"):
 sys.exit(1 if bad else 0)
 EOF
 status=$?
+[ -n "${KEEP:-}" ] && cp -r "$out" "$KEEP"
 rm -rf "$out"
 exit $status
