@@ -23,7 +23,6 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
-#include <sched.h>
 
 #include <array>
 #include <atomic>
@@ -298,12 +297,11 @@ struct Shard {
   int idle_us;
 };
 
-// Poll loops yield the CPU (sched_yield) on each of kIdleRounds empty
-// rounds, then sleep, so several switches and hosts can share two cores
-// (two busy pollers on one core collapse). With a doorbell (memif ports,
-// one lcore) the loop blocks until a peer sends; with none, or while frames
-// wait for a rate limit, it naps for --idle-us. --idle-us=0 polls without
-// pause. Every DPDK loop uses it.
+// Poll loops yield after kIdleRounds empty rounds, so several switches and
+// hosts can share two cores (two busy pollers on one core collapse). With a
+// doorbell (memif ports, one lcore) the loop blocks until a peer sends; with
+// none, or while frames wait for a rate limit, it naps for --idle-us.
+// --idle-us=0 polls without pause. Every DPDK loop uses it.
 class IdleBackoff {
  public:
   static constexpr int kIdleRounds = 64;
@@ -319,12 +317,7 @@ class IdleBackoff {
       Disarm();
       return;
     }
-    if (++idle_rounds_ <= kIdleRounds) {
-      // Not a busy poll: with more pollers than cores, the process that
-      // will send next needs this CPU.
-      sched_yield();
-      return;
-    }
+    if (++idle_rounds_ <= kIdleRounds) return;
     if (bell_ == nullptr || backlog) {
       Disarm();
       std::this_thread::sleep_for(std::chrono::microseconds(idle_us_));
