@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
@@ -311,14 +312,16 @@ class IdleBackoff {
 
   IdleBackoff(int idle_us, grid::transport::Doorbell* bell) : idle_us_(idle_us), bell_(bell) {}
 
-  void After(size_t work, bool backlog) {
+  // `must_nap` (asked only once the loop is idle): frames wait for a timer,
+  // or a peer could never ring.
+  void After(size_t work, absl::FunctionRef<bool()> must_nap) {
     if (work != 0 || idle_us_ == 0) {
       idle_rounds_ = 0;
       Disarm();
       return;
     }
     if (++idle_rounds_ <= kIdleRounds) return;
-    if (bell_ == nullptr || backlog) {
+    if (bell_ == nullptr || must_nap()) {
       Disarm();
       std::this_thread::sleep_for(std::chrono::microseconds(idle_us_));
     } else if (!armed_) {
@@ -359,7 +362,7 @@ int WorkerLoop(void* arg) {
       *s.snapshot = s.worker->pipeline().counters();
       s.dump->store(2, std::memory_order_release);
     }
-    idle.After(n + sent, /*backlog=*/true);
+    idle.After(n + sent, [] { return true; });
   }
   return 0;
 }
@@ -540,7 +543,9 @@ void MainLoop(Switch& sw) {
       }
     }
     // A peer with no bell would never wake this switch: nap then.
-    idle.After(work, sw.workers != 1 || sw.pipelines[0]->Backlog() || !sw.bells.AllPresent());
+    idle.After(work, [&] {
+      return sw.workers != 1 || sw.pipelines[0]->Backlog() || !sw.bells.AllPresent();
+    });
   }
 }
 

@@ -123,7 +123,10 @@ class PeerBell {
   // blocks on its own bell only if every peer that sends to it rings (a
   // multi-lcore switch has none), and naps otherwise.
   bool Present() {
-    if (page_ == nullptr && ++rings_ % kRecheckEvery == 1) Recheck();
+    if (page_ == nullptr) {
+      ++rings_;
+      Recheck();
+    }
     return page_ != nullptr;
   }
 
