@@ -449,12 +449,19 @@ void StartPorts(Switch& sw) {
     sw.pipelines.push_back(std::make_unique<Worker>(
         *std::move(pipeline), sw.pool, static_cast<uint16_t>(w), port_state, 0x5eed + w));
   }
+  std::vector<char*> args;
+  for (std::string& a : sw.eal_args) args.push_back(a.data());
+  std::vector<uint16_t> ports(sw.ports);
+  for (uint16_t p = 0; p < sw.ports; ++p) ports[p] = p;
+  // Toward a switch that started after us; its clients (hosts, switches
+  // below) connect to our started ports by themselves.
+  if (absl::Status s = grid::transport::AwaitMemifClientLinks(
+          static_cast<int>(args.size()), args.data(), ports, absl::Seconds(60));
+      !s.ok()) {
+    Fail(std::string(s.message()));
+  }
   // Doorbells on the single-lcore switch; shards keep napping.
   if (sw.workers == 1) {
-    std::vector<char*> args;
-    for (std::string& a : sw.eal_args) args.push_back(a.data());
-    std::vector<uint16_t> ports(sw.ports);
-    for (uint16_t p = 0; p < sw.ports; ++p) ports[p] = p;
     sw.bells = grid::transport::OpenMemifBells(static_cast<int>(args.size()), args.data(), ports);
     sw.pipelines[0]->set_bells(&sw.bells);
   }

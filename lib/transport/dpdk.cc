@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "grid/transport.h"
@@ -182,6 +183,61 @@ absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) 
   return absl::OkStatus();
 }
 
+absl::Status AwaitMemifClientLinks(int argc, char** argv, absl::Span<const uint16_t> ports,
+                                   absl::Duration timeout) {
+  struct Client {
+    uint16_t port;
+    std::string socket;
+    absl::Duration patience;  // before the next restart
+    absl::Time started;
+  };
+  const absl::Time begin = absl::Now();
+  std::vector<Client> waiting;
+  for (const MemifVdev& v : ParseMemifVdevs(argc, argv)) {
+    uint16_t port = 0;
+    if (v.server || rte_eth_dev_get_port_by_name(v.name.c_str(), &port) != 0 ||
+        std::find(ports.begin(), ports.end(), port) == ports.end()) {
+      continue;
+    }
+    waiting.push_back(
+        {port, v.socket.empty() ? "(abstract)" : v.socket, absl::Milliseconds(100), begin});
+  }
+  int restarts = 0;
+  while (!waiting.empty()) {
+    const absl::Time now = absl::Now();
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      rte_eth_link link{};
+      if (rte_eth_link_get_nowait(it->port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) {
+        it = waiting.erase(it);
+        continue;
+      }
+      if (now - it->started >= it->patience) {
+        // A failed start (the server's socket went away) is retried too.
+        (void)rte_eth_dev_stop(it->port);
+        (void)rte_eth_dev_start(it->port);
+        ++restarts;
+        it->started = absl::Now();
+        it->patience = std::min(2 * it->patience, absl::Seconds(1));
+      }
+      ++it;
+    }
+    if (waiting.empty()) break;
+    if (absl::Now() - begin >= timeout) {
+      std::string names;
+      for (const Client& c : waiting) {
+        absl::StrAppend(&names, names.empty() ? "" : ", ",
+                        absl::StrFormat("port %d (socket %s)", c.port, c.socket));
+      }
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "memif: no link on %s after %s and %d restarts: is its server running and does it have "
+          "that id?",
+          names, absl::FormatDuration(timeout), restarts));
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return absl::OkStatus();
+}
+
 MemifBells OpenMemifBells(int argc, char** argv, absl::Span<const uint16_t> ports) {
   MemifBells bells;
   std::vector<std::string> own;
@@ -314,6 +370,14 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
   std::vector<char*> eal_args;
   for (std::string& s : parsed->eal) eal_args.push_back(s.data());
   const uint16_t ports[] = {port};
+  if (absl::Status s = AwaitMemifClientLinks(static_cast<int>(eal_args.size()), eal_args.data(),
+                                             ports, absl::Seconds(60));
+      !s.ok()) {
+    rte_eth_dev_stop(port);
+    rte_eth_dev_close(port);
+    rte_mempool_free(*pool);
+    return fail(std::string(s.message()));
+  }
   MemifBells bells = OpenMemifBells(static_cast<int>(eal_args.size()), eal_args.data(), ports);
   std::string describe = absl::StrFormat("dpdk port %d (%s, %d queue pairs%s)", port,
                                          info.driver_name ? info.driver_name : "?", queues,

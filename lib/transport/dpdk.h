@@ -23,6 +23,15 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec);
 // among the EAL arguments. Abstract sockets are not waited for.
 absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout);
 
+// DPDK 22.11's memif client tries to connect once, when its port starts: a
+// server whose socket exists but whose port has not started yet answers
+// "ID not found", and the link stays down for good. After the ports started:
+// restarts each memif client port among `ports` whose link is still down,
+// backing off from 100 ms to 1 s, until every one is up. The error names the
+// ports whose link never came up within `timeout`.
+absl::Status AwaitMemifClientLinks(int argc, char** argv, absl::Span<const uint16_t> ports,
+                                   absl::Duration timeout);
+
 // The data room of an mbuf that holds the largest GRID frame (1024
 // elements) in one segment: the transport and grid-switch read a frame
 // from its first segment only.
