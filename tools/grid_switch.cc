@@ -23,6 +23,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <sched.h>
 
 #include <array>
 #include <atomic>
@@ -298,11 +299,12 @@ struct Shard {
   int idle_us;
 };
 
-// Poll loops yield after kIdleRounds empty rounds, so several switches and
-// hosts can share two cores (two busy pollers on one core collapse). With a
-// doorbell (memif ports, one lcore) the loop blocks until a peer sends; with
-// none, or while frames wait for a rate limit, it naps for --idle-us.
-// --idle-us=0 polls without pause. Every DPDK loop uses it.
+// Poll loops yield the CPU (sched_yield) on each of kIdleRounds empty
+// rounds, then sleep, so several switches and hosts can share two cores
+// (two busy pollers on one core collapse). With a doorbell (memif ports,
+// one lcore) the loop blocks until a peer sends; with none, or while frames
+// wait for a rate limit, it naps for --idle-us. --idle-us=0 polls without
+// pause. Every DPDK loop uses it.
 class IdleBackoff {
  public:
   static constexpr int kIdleRounds = 64;
@@ -320,7 +322,12 @@ class IdleBackoff {
       Disarm();
       return;
     }
-    if (++idle_rounds_ <= kIdleRounds) return;
+    if (++idle_rounds_ <= kIdleRounds) {
+      // Not a busy poll: with more pollers than cores, the process that
+      // will send next needs this CPU.
+      sched_yield();
+      return;
+    }
     if (bell_ == nullptr || must_nap()) {
       Disarm();
       std::this_thread::sleep_for(std::chrono::microseconds(idle_us_));
