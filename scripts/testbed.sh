@@ -70,8 +70,10 @@ for run in $(seq 1 "$repeat"); do
   for planner in $planners; do
     job=$((job + 1))
     work=$(mktemp -d /tmp/grid-testbed.XXXXXX)
+    # The paper's Tofino frames (64 elements, a pool of 256), not the
+    # controller's default (the widest frame memif takes).
     if ! fabric_start "$tools" "$work" --topology="$topology" --workers=8 --planner="$planner" \
-        --slots=256 --job-id=$job --memif-dir="$work/sock" "${shaping[@]}" \
+        --elements=64 --slots=256 --job-id=$job --memif-dir="$work/sock" "${shaping[@]}" \
         --eal-memory-mb=64; then
       echo "$planner run $run: controller failed" >&2
       continue

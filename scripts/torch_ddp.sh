@@ -10,7 +10,9 @@
 # the ratio.
 #
 #   REPEAT=N HIDDEN="256 1024" STEPS=50 PLANNER=grid scripts/torch_ddp.sh [BUILD_DIR]
-# env: LINKS (controller link impairment, e.g. loss=0.01; none by default).
+# env: LINKS (controller link impairment, e.g. loss=0.01; none by default),
+#      CONTROLLER_FLAGS (more grid-controller flags: --elements=64 --slots=256
+#      for the paper's frames instead of the widest).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -39,7 +41,7 @@ for h in $hidden; do
         job=$((job + 1))
         rm -rf "$work/store"
         fabric_start "$build/tools" "$work" --topology=testbed --workers=4 --planner="$planner" \
-          --job-id=$job --udp-base-port=$base "${impair[@]}" || fail "grid-controller"
+          --job-id=$job --udp-base-port=$base "${impair[@]}" ${CONTROLLER_FLAGS:-} || fail "grid-controller"
       fi
       # --tee/--redirects: Debian 12's torchrun cannot take its defaults (docs/torch.md).
       PYTHONPATH="$build/python" GRID_STORE="file:$work/store" OMP_NUM_THREADS=1 \

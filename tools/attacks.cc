@@ -176,9 +176,11 @@ std::vector<uint8_t> AttackFrame(Attack attack, const AttackSetup& s, uint64_t i
       EditIpv4(f, [](wire::Ipv4Header& ip) { ip.flags_fragment = wire::HostToNet16(0x2000); });
       break;
     case Attack::kLengthMismatch: {
-      // Claims one element more than the packet carries.
+      // Claims one element more than the packet carries (one fewer at the
+      // widest frame, where one more would be refused as too wide).
       uint8_t* n = f.data() + wire::kGridOffset + offsetof(wire::WireHeader, num_elements);
-      const uint16_t claimed = wire::HostToNet16(static_cast<uint16_t>(h.num_elements + 1));
+      const int delta = h.num_elements < wire::kMaxElements ? 1 : -1;
+      const uint16_t claimed = wire::HostToNet16(static_cast<uint16_t>(h.num_elements + delta));
       std::memcpy(n, &claimed, 2);
       break;
     }

@@ -33,7 +33,7 @@ using namespace grid;
 constexpr char kUsage[] =
     "usage: grid-controller --topology=SPEC|FILE --workers=N (--store=file:DIR | --serve=PORT)\n"
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
-    "                       [--slots=256|auto] [--elements=64|auto] [--mtu=BYTES]\n"
+    "                       [--slots=auto|N] [--elements=auto|N] [--mtu=BYTES]\n"
     "                       [--slot-base=0] [--label-base=0]\n"
     "                       [--switch=grid|bmv2]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
@@ -48,9 +48,10 @@ constexpr char kUsage[] =
     "--emulation-scale (each port at its link's rate in the topology times S, and each\n"
     "switch's aggregation capacity C_s times S). --atp=best-effort (the default) runs ATP\n"
     "as ATP behaves: switches pass on what they have no capacity for (docs/switch.md).\n"
-    "--elements=auto takes the widest frame that the paths' MTU (--mtu; an emulated\n"
-    "fabric's own, else 1500) and the switches (--switch: P4 takes 64) carry, a multiple\n"
-    "of 32; --slots=auto sizes the pool for it (docs/worker.md, \"Frame width and pool\").\n";
+    "--elements=auto (the default) takes the widest frame that the paths' MTU (--mtu; an\n"
+    "emulated fabric's own, else 1500) and the switches (--switch: P4 takes 64) carry, a\n"
+    "multiple of 32; --slots=auto (the default) sizes the pool for it (docs/worker.md,\n"
+    "\"Frame width and pool\"). --elements=64 --slots=256 are the paper's Tofino frames.\n";
 
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -108,14 +109,14 @@ Job PlanJob(const tools::Flags& flags) {
   j.params.token = flags.Get("token")
                        ? static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll))
                        : Check(control::NewToken(), flags);
-  // "auto": the widest frame the paths' MTU and the switches take, and a pool
-  // for it (control::ChooseFrames).
+  // "auto", the default: the widest frame the paths' MTU and the switches
+  // take, and a pool for it (control::ChooseFrames).
   const control::FrameChoice frames =
       Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags)), flags);
-  j.params.slots = flags.String("slots", "") == "auto"
+  j.params.slots = flags.String("slots", "auto") == "auto"
                        ? frames.slots
                        : static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
-  j.params.elements = flags.String("elements", "") == "auto"
+  j.params.elements = flags.String("elements", "auto") == "auto"
                           ? frames.elements
                           : static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1,
                                                             wire::kMaxElements));

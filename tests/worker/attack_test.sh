@@ -23,8 +23,10 @@ fail() {
   exit 1
 }
 
-iterations=30 count=3000
+# The widest frames (the in-process adversarial tests use 64 elements).
+iterations=30 count=3000 elements=1024
 fabric_start "$tools" "$work" --topology=testbed --workers=7 --planner=switchml --slots=64 \
+  --elements=$elements \
   --udp-base-port=$((20000 + RANDOM % 30000)) --job-id=$((1 + RANDOM % 1000)) || fail "controller"
 GRID_TIMEOUT_MS=60000 fabric_ranks 7 "$tools/grid-allreduce-check" --iterations=$iterations \
   --count=$count --types=int32,float32
@@ -53,7 +55,7 @@ done
 [ "$(value foreign_drops "$s3")" -gt 0 ] || fail "S3's links dropped nothing from the stranger"
 # S3 aggregates W5 and W6: each chunk of theirs once, nothing else. Per
 # iteration: int32 and float32 chunks, and the float's probes.
-chunks=$(( (count + 63) / 64 ))
+chunks=$(( (count + elements - 1) / elements ))
 expected=$(( 2 * iterations * (3 * chunks) ))
 [ "$(value data "$s3")" -eq "$expected" ] || fail "S3 aggregated $(value data "$s3"), not $expected"
 root=$(tail -n 1 "$work/root.log")

@@ -30,6 +30,10 @@ else
 fi
 fabric_start "$tools" "$work" --topology=testbed --workers=8 --planner=grid --slots=64 \
   --job-id=$job "${links[@]}" "${impair[@]}" || fail "grid-controller"
+# No --elements: the controller takes the widest frame memif and loopback
+# UDP carry (docs/worker.md, "Frame width and pool").
+grep -q '"elements": 1024' "$work/store/grid/worker/0" ||
+  fail "the controller's default frame is not 1024 elements: $(grep elements "$work/store/grid/worker/0")"
 
 if [ "$mode" = lossy ]; then
   GRID_TIMEOUT_MS=60000 GRID_RTO_US=5000 fabric_ranks 8 "$worker" --iterations=3 --count=20000
