@@ -61,8 +61,20 @@ struct ControlOptions {
   const planner::PlannerRegistry* planners = nullptr;
   std::string root;  // the root's host name; empty: the job's default
   // Job id, pool size, elements per packet; token 0: rank 0 draws a random
-  // one (docs/security.md).
-  control::JobParams job;
+  // one (docs/security.md). Slots or elements 0, the default: chosen for
+  // `path_mtu` and grid-switch's widest frame (control::ChooseFrames), as
+  // grid-controller chooses them.
+  control::JobParams job = ChosenFrames();
+  // The smallest MTU (IP bytes) on the job's paths, for chosen frames.
+  size_t path_mtu = 1500;
+
+ private:
+  static control::JobParams ChosenFrames() {
+    control::JobParams p;
+    p.slots = 0;
+    p.elements = 0;
+    return p;
+  }
 };
 
 // Hosting the job's root (parameter server) in this rank's process, on its

@@ -8,6 +8,7 @@
 #include "grid/control.h"
 #include "grid/planner.h"
 #include "grid/topology.h"
+#include "grid/wire.h"
 
 namespace grid::api {
 namespace {
@@ -55,6 +56,12 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& 
   auto plan = (*created)->Plan(*topo, *job);
   if (!plan.ok()) return plan.status();
   control::JobParams params = control.job;
+  if (params.elements == 0 || params.slots == 0) {
+    auto frames = control::ChooseFrames(control.path_mtu, wire::kMaxElements);
+    if (!frames.ok()) return frames.status();
+    if (params.elements == 0) params.elements = frames->elements;
+    if (params.slots == 0) params.slots = frames->slots;
+  }
   if (params.token == 0) {
     auto token = control::NewToken();
     if (!token.ok()) return token.status();

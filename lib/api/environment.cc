@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "grid/communicator.h"
+#include "grid/wire.h"
 
 namespace grid {
 namespace {
@@ -38,6 +41,19 @@ absl::Status Integer(std::initializer_list<const char*> names, int64_t lo, int64
   }
   *out = x;
   return absl::OkStatus();
+}
+
+// Like Integer, where "auto" reads as 0.
+absl::Status IntegerOrAuto(const char* name, int64_t lo, int64_t hi, int64_t* out) {
+  const char* which = nullptr;
+  const char* v = FirstEnv({name}, &which);
+  if (v != nullptr && std::string_view(v) == "auto") {
+    *out = 0;
+    return absl::OkStatus();
+  }
+  absl::Status s = Integer({name}, lo, hi, out);
+  if (!s.ok()) return absl::InvalidArgumentError(std::string(s.message()) + " or \"auto\"");
+  return s;
 }
 
 void String(std::initializer_list<const char*> names, std::string* out) {
@@ -85,6 +101,16 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   String({"GRID_TOPOLOGY"}, &o.control.topology);
   String({"GRID_PLANNER"}, &o.control.planner);
   String({"GRID_ROOT"}, &o.control.root);
+  int64_t elements = o.control.job.elements, slots = o.control.job.slots;
+  int64_t mtu = static_cast<int64_t>(o.control.path_mtu);
+  for (const absl::Status& s : {IntegerOrAuto("GRID_ELEMENTS", 1, wire::kMaxElements, &elements),
+                                IntegerOrAuto("GRID_SLOTS", 1, wire::kMaxSlots, &slots),
+                                Integer({"GRID_MTU"}, 68, 65535, &mtu)}) {
+    if (!s.ok()) return s;
+  }
+  o.control.job.elements = static_cast<uint16_t>(elements);
+  o.control.job.slots = static_cast<uint32_t>(slots);
+  o.control.path_mtu = static_cast<size_t>(mtu);
   if (root_rank >= 0 && root_rank == b.rank) o.root.serve = true;
   return o;
 }

@@ -33,6 +33,7 @@
 namespace grid {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 int FreePortPair() {
@@ -338,6 +339,9 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   auto config = control::ParseWorkerConfigJson(*w5);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->rank, 5);
+  // Frames chosen for a 1500-byte MTU, as grid-controller would.
+  EXPECT_EQ(config->elements, 352);
+  EXPECT_EQ(config->slots, 64u);
   EXPECT_TRUE((*client)->Get("grid/switch/S2", absl::Seconds(2)).ok());
   EXPECT_TRUE((*client)->Get("grid/root", absl::Seconds(2)).ok());
   // Another rank joins through the store alone (its transport named).
@@ -355,6 +359,38 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   o6.bootstrap.transport.clear();
   o6.bootstrap.timeout = absl::Milliseconds(50);
   EXPECT_THAT(Communicator::Create(o6).status().message(), HasSubstr("set GRID_TRANSPORT"));
+}
+
+// Rank 0's frames from the environment: a number, "auto" (chosen for
+// GRID_MTU), or an error that names the variable.
+TEST(Bootstrap, FramesFromTheEnvironment) {
+  struct Env {
+    ~Env() {
+      for (const char* v : {"GRID_ELEMENTS", "GRID_SLOTS", "GRID_MTU"}) ::unsetenv(v);
+    }
+  } env;
+  ::setenv("GRID_ELEMENTS", "64", 1);
+  ::setenv("GRID_SLOTS", "auto", 1);
+  ::setenv("GRID_MTU", "9000", 1);
+  CommunicatorOptions base;
+  base.control.job.slots = 128;
+  auto o = Communicator::OptionsFromEnvironment(base);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->control.job.elements, 64);
+  EXPECT_EQ(o->control.job.slots, 0u);
+  EXPECT_EQ(o->control.path_mtu, 9000u);
+  // Unset, the defaults stand: both chosen, MTU 1500.
+  ::unsetenv("GRID_ELEMENTS");
+  ::unsetenv("GRID_SLOTS");
+  ::unsetenv("GRID_MTU");
+  o = Communicator::OptionsFromEnvironment();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->control.job.elements, 0);
+  EXPECT_EQ(o->control.job.slots, 0u);
+  EXPECT_EQ(o->control.path_mtu, 1500u);
+  ::setenv("GRID_ELEMENTS", "2000", 1);
+  EXPECT_THAT(Communicator::OptionsFromEnvironment().status().message(),
+              AllOf(HasSubstr("GRID_ELEMENTS=\"2000\""), HasSubstr("\"auto\"")));
 }
 
 // A store of the program's own (BootstrapOptions::open_store, Gloo's
