@@ -14,7 +14,8 @@
 
 namespace grid::bench {
 
-FrameRing::FrameRing() : slots_(new Slot[kSlots]) {}
+// Zeroed, so its pages are in before any timing starts.
+FrameRing::FrameRing() : slots_(new Slot[kSlots]()) {}
 
 bool FrameRing::Push(absl::Span<const uint8_t> frame) {
   const uint64_t tail = tail_.load(std::memory_order_relaxed);
@@ -45,6 +46,7 @@ size_t FrameRing::Pop(size_t max, absl::FunctionRef<void(absl::Span<const uint8_
 void FrameRing::Wait(absl::Duration timeout) {
   const uint32_t seen = futex_.load(std::memory_order_acquire);
   sleeping_.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (Empty()) {
     const timespec ts = absl::ToTimespec(timeout);
     syscall(SYS_futex, reinterpret_cast<uint32_t*>(&futex_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr,

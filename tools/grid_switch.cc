@@ -460,8 +460,9 @@ void StartPorts(Switch& sw) {
   for (std::string& a : sw.eal_args) args.push_back(a.data());
   std::vector<uint16_t> ports(sw.ports);
   for (uint16_t p = 0; p < sw.ports; ++p) ports[p] = p;
-  // Toward a switch that started after us; its clients (hosts, switches
-  // below) connect to our started ports by themselves.
+  // A client port toward a switch above: that switch may have its socket
+  // but not yet a started port. Our own clients (hosts, switches below)
+  // connect to our started ports by themselves.
   if (absl::Status s = grid::transport::AwaitMemifClientLinks(
           static_cast<int>(args.size()), args.data(), ports, absl::Seconds(60));
       !s.ok()) {
