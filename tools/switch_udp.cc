@@ -87,7 +87,13 @@ class UdpSwitch {
                  ports_.size());
     while (!g_stop) {
       size_t work = 0;
-      for (uint16_t p = 0; p < ports_.size(); ++p) work += ReceiveOn(p);
+      // One poll() finds the ports with frames: a recvmmsg on each port
+      // would cost a system call per idle port every round.
+      if (::poll(fds_.data(), fds_.size(), 0) > 0) {
+        for (uint16_t p = 0; p < ports_.size(); ++p) {
+          if (fds_[p].revents & POLLIN) work += ReceiveOn(p);
+        }
+      }
       bool queued = false;
       for (uint16_t p = 0; p < ports_.size(); ++p) work += TransmitOn(p, &queued);
       if (g_dump.exchange(false)) {
