@@ -79,6 +79,7 @@ class UdpSwitch {
       ports_[p].bucket.Configure(imp.gbps, kBucketBurstBits);
     }
     fds_.resize(ports_.size());
+    more_.assign(ports_.size(), false);
     for (size_t p = 0; p < ports_.size(); ++p) fds_[p] = {ports_[p].link->PollFd(), POLLIN, 0};
   }
 
@@ -88,11 +89,15 @@ class UdpSwitch {
     while (!g_stop) {
       size_t work = 0;
       // One poll() finds the ports with frames: a recvmmsg on each port
-      // would cost a system call per idle port every round.
-      if (::poll(fds_.data(), fds_.size(), 0) > 0) {
-        for (uint16_t p = 0; p < ports_.size(); ++p) {
-          if (fds_[p].revents & POLLIN) work += ReceiveOn(p);
-        }
+      // would cost a system call per idle port every round. A port that
+      // filled its last batch is read again without asking: its transport
+      // may hold frames the socket no longer shows (coalesced by GRO).
+      const bool polled = ::poll(fds_.data(), fds_.size(), 0) > 0;
+      for (uint16_t p = 0; p < ports_.size(); ++p) {
+        if (!more_[p] && !(polled && (fds_[p].revents & POLLIN))) continue;
+        const size_t n = ReceiveOn(p);
+        more_[p] = n == kBatch;
+        work += n;
       }
       bool queued = false;
       for (uint16_t p = 0; p < ports_.size(); ++p) work += TransmitOn(p, &queued);
@@ -202,6 +207,7 @@ class UdpSwitch {
   std::optional<sw::Pipeline> pipeline_;
   std::vector<UdpPort> ports_;
   std::vector<pollfd> fds_;
+  std::vector<bool> more_;  // the port's last read filled its batch
   CapacityClock capacity_;
   sw::Output out_;
   std::vector<uint8_t> frame_;

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,6 +28,12 @@ namespace {
 
 constexpr size_t kBatch = 32;
 constexpr size_t kBufferBytes = wire::kMaxFrameBytes + 64;
+// A link's frames go out as UDP GSO datagrams (one send, many frames of one
+// size) and come in coalesced by UDP GRO: per frame, the kernel's work is a
+// copy, not a datagram. At most this many frames per datagram, and 64 KiB.
+constexpr size_t kMaxSegments = 64;
+constexpr size_t kMaxDatagram = 65507;
+constexpr size_t kGroBytes = 65535;
 
 absl::StatusOr<sockaddr_in> ParseHostPort(std::string_view text) {
   const size_t colon = text.rfind(':');
@@ -52,18 +59,24 @@ std::string Format(const sockaddr_in& a) {
 
 class UdpTransport final : public Transport {
  public:
-  UdpTransport(int fd, UdpSpec spec) : fd_(fd), spec_(std::move(spec)) {
+  // `offload`: the socket takes UDP_SEGMENT and delivers UDP_GRO (links).
+  UdpTransport(int fd, UdpSpec spec, bool offload)
+      : fd_(fd), spec_(std::move(spec)), offload_(offload) {
+    const size_t room = offload_ ? kGroBytes : kBufferBytes;
+    rx_store_.resize(kBatch * room);
     for (size_t i = 0; i < kBatch; ++i) {
-      rx_iov_[i] = {rx_buf_[i].data(), kBufferBytes};
+      rx_iov_[i] = {rx_store_.data() + i * room, room};
       rx_msg_[i].msg_hdr.msg_iov = &rx_iov_[i];
       rx_msg_[i].msg_hdr.msg_iovlen = 1;
       rx_msg_[i].msg_hdr.msg_name = &rx_from_[i];
       rx_msg_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
     }
+    if (offload_) gso_iov_.resize(kBatch * kMaxSegments);
   }
   ~UdpTransport() override { ::close(fd_); }
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+    if (offload_) return SendSegmented(frames);
     size_t done = 0;
     while (done < frames.size()) {
       const size_t n = std::min(kBatch, frames.size() - done);
@@ -119,12 +132,14 @@ class UdpTransport final : public Transport {
   }
 
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    if (offload_) return ReceiveCoalesced(max, on_frame);
     const unsigned want = static_cast<unsigned>(std::min(max, kBatch));
     for (unsigned i = 0; i < want; ++i) rx_msg_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
     const int r = ::recvmmsg(fd_, rx_msg_.data(), want, MSG_DONTWAIT, nullptr);
     if (r <= 0) return 0;
     for (int i = 0; i < r; ++i) {
       const size_t len = rx_msg_[i].msg_len;
+      uint8_t* buf = static_cast<uint8_t*>(rx_iov_[i].iov_base);
       if (spec_.link) {
         // A link has one other end: anything else is dropped before it is
         // read (docs/security.md).
@@ -133,12 +148,12 @@ class UdpTransport final : public Transport {
           ++foreign_;
           continue;
         }
-        on_frame({rx_buf_[i].data(), len});
+        on_frame({buf, len});
         continue;
       }
       // A datagram: give it back as the frame it would have been.
       wire::DatagramView d;
-      if (wire::ParseDatagram({rx_buf_[i].data(), len}, &d) != wire::WireError::kOk) {
+      if (wire::ParseDatagram({buf, len}, &d) != wire::WireError::kOk) {
         ++malformed_;
         continue;
       }
@@ -166,6 +181,7 @@ class UdpTransport final : public Transport {
   }
 
   void WaitReadable(absl::Duration timeout) override {
+    if (rx_next_ < rx_count_) return;  // coalesced frames not handed out yet
     pollfd p{fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout))));
   }
@@ -175,14 +191,129 @@ class UdpTransport final : public Transport {
   uint64_t foreign_frames() const override { return foreign_; }
 
   std::string Describe() const override {
-    return spec_.link ? absl::StrFormat("udp-link %s -> %s", Format(spec_.bind), Format(spec_.peer))
+    return spec_.link ? absl::StrFormat("udp-link %s -> %s%s", Format(spec_.bind),
+                                        Format(spec_.peer), offload_ ? " (gso, gro)" : "")
                       : absl::StrFormat("udp %s", Format(spec_.bind));
   }
 
  private:
+  // Runs of frames of one size, each run (up to kMaxSegments frames and
+  // kMaxDatagram bytes) one datagram that the kernel cuts at the frame size.
+  size_t SendSegmented(absl::Span<const absl::Span<const uint8_t>> frames) {
+    size_t at = 0;
+    while (at < frames.size()) {
+      size_t built = 0;
+      while (built < kBatch && at < frames.size()) {
+        const size_t size = frames[at].size();
+        if (size < sizeof(wire::EthernetHeader)) {
+          ++at;
+          continue;
+        }
+        iovec* iov = gso_iov_.data() + built * kMaxSegments;
+        size_t k = 0;
+        while (at < frames.size() && k < kMaxSegments && frames[at].size() == size &&
+               (k + 1) * size <= kMaxDatagram) {
+          iov[k++] = {const_cast<uint8_t*>(frames[at].data()), size};
+          ++at;
+        }
+        mmsghdr& m = tx_msg_[built];
+        m = {};
+        tx_to_[built] = spec_.peer;
+        m.msg_hdr.msg_name = &tx_to_[built];
+        m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
+        m.msg_hdr.msg_iov = iov;
+        m.msg_hdr.msg_iovlen = k;
+        if (k > 1) {
+          cmsghdr* c = reinterpret_cast<cmsghdr*>(tx_ctrl_[built].data());
+          c->cmsg_level = SOL_UDP;
+          c->cmsg_type = UDP_SEGMENT;
+          c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+          const auto segment = static_cast<uint16_t>(size);
+          std::memcpy(CMSG_DATA(c), &segment, sizeof(segment));
+          m.msg_hdr.msg_control = c;
+          m.msg_hdr.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+        }
+        ++built;
+      }
+      size_t sent = 0;
+      while (sent < built) {
+        const int r =
+            ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          // As in Send: a full buffer loses the rest, another error the
+          // first datagram only.
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+          ++sent;
+          continue;
+        }
+        sent += static_cast<size_t>(r);
+      }
+    }
+    return frames.size();
+  }
+
+  // Hands out up to `max` frames, cutting each coalesced datagram at its
+  // segment size; what is left waits for the next call (WaitReadable then
+  // returns at once).
+  size_t ReceiveCoalesced(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) {
+    size_t n = 0;
+    while (n < max) {
+      if (rx_next_ == rx_count_) {
+        if (n != 0) break;  // one system call per Receive
+        for (size_t i = 0; i < kBatch; ++i) {
+          rx_msg_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+          rx_msg_[i].msg_hdr.msg_control = rx_ctrl_[i].data();
+          rx_msg_[i].msg_hdr.msg_controllen = rx_ctrl_[i].size();
+        }
+        const int r = ::recvmmsg(fd_, rx_msg_.data(), kBatch, MSG_DONTWAIT, nullptr);
+        if (r <= 0) break;
+        rx_count_ = static_cast<size_t>(r);
+        rx_next_ = 0;
+        rx_off_ = 0;
+        for (size_t i = 0; i < rx_count_; ++i) {
+          rx_segment_[i] = rx_msg_[i].msg_len;
+          for (cmsghdr* c = CMSG_FIRSTHDR(&rx_msg_[i].msg_hdr); c != nullptr;
+               c = CMSG_NXTHDR(&rx_msg_[i].msg_hdr, c)) {
+            if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+              int segment = 0;
+              std::memcpy(&segment, CMSG_DATA(c), sizeof(segment));
+              if (segment > 0) rx_segment_[i] = static_cast<size_t>(segment);
+            }
+          }
+          // A link has one other end: anything else is dropped before it
+          // is read (docs/security.md).
+          if (rx_from_[i].sin_addr.s_addr != spec_.peer.sin_addr.s_addr ||
+              rx_from_[i].sin_port != spec_.peer.sin_port) {
+            foreign_ +=
+                (rx_msg_[i].msg_len + rx_segment_[i] - 1) / std::max<size_t>(1, rx_segment_[i]);
+            rx_msg_[i].msg_len = 0;
+          }
+        }
+      }
+      const size_t len = rx_msg_[rx_next_].msg_len;
+      if (rx_off_ >= len) {
+        ++rx_next_;
+        rx_off_ = 0;
+        continue;
+      }
+      const size_t take = std::min(rx_segment_[rx_next_], len - rx_off_);
+      on_frame({static_cast<uint8_t*>(rx_iov_[rx_next_].iov_base) + rx_off_, take});
+      rx_off_ += take;
+      ++n;
+    }
+    return n;
+  }
+
   int fd_;
   UdpSpec spec_;
-  std::array<std::array<uint8_t, kBufferBytes>, kBatch> rx_buf_;
+  const bool offload_;
+  std::vector<uint8_t> rx_store_;  // kBatch buffers
+  std::vector<iovec> gso_iov_;     // kMaxSegments per datagram
+  std::array<std::array<char, CMSG_SPACE(sizeof(uint16_t))>, kBatch> tx_ctrl_{};
+  std::array<std::array<char, CMSG_SPACE(sizeof(int))>, kBatch> rx_ctrl_{};
+  std::array<size_t, kBatch> rx_segment_{};
+  size_t rx_count_ = 0, rx_next_ = 0, rx_off_ = 0;  // coalesced frames not handed out
   std::array<iovec, kBatch> rx_iov_{}, tx_iov_{};
   std::array<mmsghdr, kBatch> rx_msg_{}, tx_msg_{};
   std::array<sockaddr_in, kBatch> rx_from_{}, tx_to_{};
@@ -257,15 +388,28 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
   // GRID datagrams go out with no UDP checksum, as the wire protocol says
   // (switches rewrite payloads and addresses; the IPv4 header is checked).
-  const int no_check = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check));
+  // A link's datagrams carry whole frames (the emulation's own wrapping):
+  // they keep the kernel's checksum (free on loopback and offloading NICs),
+  // which UDP GSO requires, and use GSO and GRO where the kernel has them.
+  bool offload = false;
+  if (spec.link) {
+    const int on = 1;
+    const int segment = 1024;
+    offload = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof(segment)) == 0 &&
+              ::setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
+    const int none = 0;
+    if (offload) ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &none, sizeof(none));
+  } else {
+    const int no_check = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check));
+  }
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&spec.bind), sizeof(spec.bind)) != 0) {
     const int e = errno;
     ::close(fd);
     return absl::UnavailableError(
         absl::StrFormat("udp bind %s: %s", Format(spec.bind), std::strerror(e)));
   }
-  std::unique_ptr<Transport> t(new UdpTransport(fd, spec));
+  std::unique_ptr<Transport> t(new UdpTransport(fd, spec, offload));
   if (spec.faults.any()) t = std::make_unique<ImpairedTransport>(std::move(t), spec.faults);
   return t;
 }

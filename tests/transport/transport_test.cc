@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "grid/communicator.h"
@@ -87,6 +88,47 @@ TEST(UdpTransport, LinkCarriesWholeFramesBothWays) {
   EXPECT_EQ(back[0], small);
   EXPECT_GE((*a)->PollFd(), 0);
   EXPECT_THAT((*a)->Describe(), HasSubstr("udp-link"));
+}
+
+// A link sends runs of same-size frames as one GSO datagram each and cuts
+// GRO's coalesced datagrams back into frames: every frame arrives whole and
+// in order, Receive hands out at most `max` and keeps the rest for the next
+// call, and a stranger's frames are counted one by one.
+TEST(UdpTransport, LinkCoalescesRunsOfFramesAndCutsThemApart) {
+  const int p = FreePortPair() + 6;
+  auto a = OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p, p + 1));
+  auto b = OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p + 1, p));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  if (!absl::StrContains((*a)->Describe(), "gso")) {
+    GTEST_SKIP() << "this kernel has no UDP GSO/GRO: " << (*a)->Describe();
+  }
+  std::vector<std::vector<uint8_t>> frames;
+  for (uint32_t c = 0; c < 60; ++c) frames.push_back(Frame(1, 2, c, 1024));
+  frames.emplace_back(20, 0xab);  // a short frame between runs
+  for (uint32_t c = 60; c < 130; ++c) frames.push_back(Frame(1, 2, c, 64));
+  for (uint32_t c = 130; c < 200; ++c) frames.push_back(Frame(1, 2, c, 352));
+  std::vector<absl::Span<const uint8_t>> spans(frames.begin(), frames.end());
+  EXPECT_EQ((*a)->Send(spans), frames.size());
+  std::vector<std::vector<uint8_t>> got;
+  (*b)->WaitReadable(absl::Seconds(2));
+  EXPECT_LE(
+      (*b)->Receive(5, [&](absl::Span<const uint8_t> f) { got.emplace_back(f.begin(), f.end()); }),
+      5u);
+  ASSERT_EQ(got.size(), 5u) << "the first datagram holds a run of 60 frames";
+  const absl::Time before = absl::Now();
+  (*b)->WaitReadable(absl::Seconds(2));  // frames are waiting: no wait
+  EXPECT_LT(absl::Now() - before, absl::Milliseconds(500));
+  for (auto& f : Drain(**b, frames.size() - got.size())) got.push_back(std::move(f));
+  ASSERT_EQ(got.size(), frames.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], frames[i]) << "frame " << i;
+  // From anyone but the link's other end: dropped, each frame counted.
+  auto stranger =
+      OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p - 6, p + 1));
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  std::vector<absl::Span<const uint8_t>> run(spans.begin(), spans.begin() + 10);
+  (*stranger)->Send(run);
+  EXPECT_TRUE(Drain(**b, 1).empty());
+  EXPECT_EQ((*b)->foreign_frames(), 10u);
 }
 
 TEST(UdpTransport, DatagramModeRebuildsFramesWithTheSendersAddress) {
