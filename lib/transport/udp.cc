@@ -76,7 +76,12 @@ class UdpTransport final : public Transport {
   ~UdpTransport() override { ::close(fd_); }
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
-    if (offload_) return SendSegmented(frames);
+    if (gso_) return SendSegmented(frames);
+    return SendEach(frames);
+  }
+
+  // One datagram per frame.
+  size_t SendEach(absl::Span<const absl::Span<const uint8_t>> frames) {
     size_t done = 0;
     while (done < frames.size()) {
       const size_t n = std::min(kBatch, frames.size() - done);
@@ -241,9 +246,26 @@ class UdpTransport final : public Transport {
             ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
         if (r < 0) {
           if (errno == EINTR) continue;
-          // As in Send: a full buffer loses the rest, another error the
+          // As in SendEach: a full buffer loses the rest, another error the
           // first datagram only.
           if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+          if (tx_msg_[sent].msg_hdr.msg_controllen != 0 &&
+              (errno == EINVAL || errno == EMSGSIZE || errno == EIO)) {
+            // The path cannot take segmented datagrams (a frame wider than
+            // its MTU): from here on, one datagram per frame.
+            gso_ = false;
+            std::vector<absl::Span<const uint8_t>> rest;
+            for (size_t m = sent; m < built; ++m) {
+              const msghdr& h = tx_msg_[m].msg_hdr;
+              for (size_t k = 0; k < h.msg_iovlen; ++k) {
+                rest.emplace_back(static_cast<const uint8_t*>(h.msg_iov[k].iov_base),
+                                  h.msg_iov[k].iov_len);
+              }
+            }
+            for (; at < frames.size(); ++at) rest.push_back(frames[at]);
+            SendEach(rest);
+            return frames.size();
+          }
           ++sent;
           continue;
         }
@@ -308,6 +330,7 @@ class UdpTransport final : public Transport {
   int fd_;
   UdpSpec spec_;
   const bool offload_;
+  bool gso_ = offload_;            // off once the path refused a segmented datagram
   std::vector<uint8_t> rx_store_;  // kBatch buffers
   std::vector<iovec> gso_iov_;     // kMaxSegments per datagram
   std::array<std::array<char, CMSG_SPACE(sizeof(uint16_t))>, kBatch> tx_ctrl_{};
