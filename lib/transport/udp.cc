@@ -333,8 +333,15 @@ class UdpTransport final : public Transport {
   bool gso_ = offload_;            // off once the path refused a segmented datagram
   std::vector<uint8_t> rx_store_;  // kBatch buffers
   std::vector<iovec> gso_iov_;     // kMaxSegments per datagram
-  std::array<std::array<char, CMSG_SPACE(sizeof(uint16_t))>, kBatch> tx_ctrl_{};
-  std::array<std::array<char, CMSG_SPACE(sizeof(int))>, kBatch> rx_ctrl_{};
+  // Control messages, aligned as cmsghdr must be.
+  template <size_t kBytes>
+  struct alignas(cmsghdr) Control {
+    char bytes[kBytes];
+    char* data() { return bytes; }
+    static constexpr size_t size() { return kBytes; }
+  };
+  std::array<Control<CMSG_SPACE(sizeof(uint16_t))>, kBatch> tx_ctrl_{};
+  std::array<Control<CMSG_SPACE(sizeof(int))>, kBatch> rx_ctrl_{};
   std::array<size_t, kBatch> rx_segment_{};
   size_t rx_count_ = 0, rx_next_ = 0, rx_off_ = 0;  // coalesced frames not handed out
   std::array<iovec, kBatch> rx_iov_{}, tx_iov_{};
