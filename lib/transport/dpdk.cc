@@ -211,7 +211,7 @@ absl::Status AwaitMemifClientLinks(int argc, char** argv, absl::Span<const uint1
       continue;
     }
     waiting.push_back(
-        {port, v.socket.empty() ? "(abstract)" : v.socket, absl::Milliseconds(100), begin});
+        {port, v.socket.empty() ? "(abstract)" : v.socket, absl::Milliseconds(250), begin});
   }
   int restarts = 0;
   while (!waiting.empty()) {
@@ -228,7 +228,7 @@ absl::Status AwaitMemifClientLinks(int argc, char** argv, absl::Span<const uint1
         (void)rte_eth_dev_start(it->port);
         ++restarts;
         it->started = absl::Now();
-        it->patience = std::min(2 * it->patience, absl::Seconds(1));
+        it->patience = std::min(2 * it->patience, absl::Seconds(2));
       }
       ++it;
     }

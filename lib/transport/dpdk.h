@@ -27,7 +27,8 @@ absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout);
 // server whose socket exists but whose port has not started yet answers
 // "ID not found", and the link stays down for good. After the ports started:
 // restarts each memif client port among `ports` whose link is still down,
-// backing off from 100 ms to 1 s, until every one is up. The error names the
+// backing off from 250 ms to 2 s (a restart must not cut a handshake short),
+// until every one is up. The error names the
 // ports whose link never came up within `timeout`.
 absl::Status AwaitMemifClientLinks(int argc, char** argv, absl::Span<const uint16_t> ports,
                                    absl::Duration timeout);
