@@ -153,7 +153,11 @@ TEST_F(MemifLinkTest, AClientOfAServerThatStartsLateConnectsAndCarriesFrames) {
 // A server that never starts its port: the error names the port and socket.
 TEST_F(MemifLinkTest, ALinkThatNeverComesUpIsNamed) {
   StartServer(absl::InfiniteDuration());
-  while (!std::filesystem::exists(socket_)) absl::SleepFor(absl::Milliseconds(10));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!std::filesystem::exists(socket_) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(std::filesystem::exists(socket_)) << "the server made no socket in 10 s";
   std::vector<std::string> args = Split(std::string("client ") + kEal + ClientVdev());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
