@@ -116,21 +116,7 @@ class UdpTransport final : public Transport {
         m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
         ++built;
       }
-      size_t sent = 0;
-      while (sent < built) {
-        const int r =
-            ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          // A full socket buffer: the rest is lost to the network (loss
-          // recovery resends it). Another error belongs to the first message
-          // only (an unreachable destination): skip it, send the others.
-          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
-          ++sent;
-          continue;
-        }
-        sent += static_cast<size_t>(r);
-      }
+      SendBuilt(built);
       done += n;
     }
     return frames.size();
@@ -202,6 +188,29 @@ class UdpTransport final : public Transport {
   }
 
  private:
+  // Sends tx_msg_[0, built). A full socket buffer loses the rest to the
+  // network (loss recovery resends it); another error belongs to the first
+  // message only (an unreachable destination): it is skipped. Returns
+  // `built`, or the index of a segmented datagram the path refused.
+  size_t SendBuilt(size_t built) {
+    size_t sent = 0;
+    while (sent < built) {
+      const int r = ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+        if (tx_msg_[sent].msg_hdr.msg_controllen != 0 &&
+            (errno == EINVAL || errno == EMSGSIZE || errno == EIO)) {
+          return sent;
+        }
+        ++sent;
+        continue;
+      }
+      sent += static_cast<size_t>(r);
+    }
+    return built;
+  }
+
   // Runs of frames of one size, each run (up to kMaxSegments frames and
   // kMaxDatagram bytes) one datagram that the kernel cuts at the frame size.
   size_t SendSegmented(absl::Span<const absl::Span<const uint8_t>> frames) {
@@ -240,36 +249,21 @@ class UdpTransport final : public Transport {
         }
         ++built;
       }
-      size_t sent = 0;
-      while (sent < built) {
-        const int r =
-            ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          // As in SendEach: a full buffer loses the rest, another error the
-          // first datagram only.
-          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
-          if (tx_msg_[sent].msg_hdr.msg_controllen != 0 &&
-              (errno == EINVAL || errno == EMSGSIZE || errno == EIO)) {
-            // The path cannot take segmented datagrams (a frame wider than
-            // its MTU): from here on, one datagram per frame.
-            gso_ = false;
-            std::vector<absl::Span<const uint8_t>> rest;
-            for (size_t m = sent; m < built; ++m) {
-              const msghdr& h = tx_msg_[m].msg_hdr;
-              for (size_t k = 0; k < h.msg_iovlen; ++k) {
-                rest.emplace_back(static_cast<const uint8_t*>(h.msg_iov[k].iov_base),
-                                  h.msg_iov[k].iov_len);
-              }
-            }
-            for (; at < frames.size(); ++at) rest.push_back(frames[at]);
-            SendEach(rest);
-            return frames.size();
+      if (const size_t refused = SendBuilt(built); refused < built) {
+        // The path cannot take segmented datagrams (a frame wider than its
+        // MTU): from here on, one datagram per frame.
+        gso_ = false;
+        std::vector<absl::Span<const uint8_t>> rest;
+        for (size_t m = refused; m < built; ++m) {
+          const msghdr& h = tx_msg_[m].msg_hdr;
+          for (size_t k = 0; k < h.msg_iovlen; ++k) {
+            rest.emplace_back(static_cast<const uint8_t*>(h.msg_iov[k].iov_base),
+                              h.msg_iov[k].iov_len);
           }
-          ++sent;
-          continue;
         }
-        sent += static_cast<size_t>(r);
+        for (; at < frames.size(); ++at) rest.push_back(frames[at]);
+        SendEach(rest);
+        return frames.size();
       }
     }
     return frames.size();
