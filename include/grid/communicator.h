@@ -68,6 +68,13 @@ class Communicator {
   static absl::StatusOr<std::unique_ptr<Communicator>> Create(const control::WorkerConfig& config,
                                                               std::unique_ptr<Transport> transport,
                                                               CommunicatorOptions options = {});
+  // The same with one transport per progress thread (engine.threads of
+  // them; 0 there means as many as given): transport k must deliver the
+  // frames of slots k mod threads (those of other slots are dropped as
+  // malformed), as a NIC queue steered by the slot field would.
+  static absl::StatusOr<std::unique_ptr<Communicator>> Create(
+      const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+      CommunicatorOptions options = {});
   // A rank that fetches its config ("grid/worker/<rank>") and transport spec
   // ("grid/transport/<rank>", unless bootstrap.transport is set) from the
   // rendezvous store that the controller filled. With control.topology set,
@@ -78,6 +85,7 @@ class Communicator {
   static absl::StatusOr<std::unique_ptr<Communicator>> Create(CommunicatorOptions options);
   // Create() with options from the environment: GRID_RANK, GRID_WORLD_SIZE,
   // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US,
+  // GRID_THREADS,
   // and for rank 0 as the controller GRID_TOPOLOGY, GRID_PLANNER, GRID_ROOT;
   // GRID_ROOT_RANK=r makes rank r host the root (root.serve);
   // the rank and size also from torchrun (RANK, WORLD_SIZE), mpirun

@@ -112,6 +112,12 @@ struct EngineOptions {
   // one (fusion). 0 disables fusion.
   size_t fusion_bytes = 64 * 1024;
   size_t batch = 32;  // frames per transport call
+  // Progress threads (GRID_THREADS), 1 to 64 and at most the pool size:
+  // thread k runs the slots s with s % threads == k, with its own share of
+  // the window and its own loss recovery, on its own transport queue
+  // (Communicator::Create with one transport per thread) or on a share of
+  // one (docs/worker.md, "Threads"). Ranks of a job may differ in it.
+  uint32_t threads = 1;
 };
 
 struct CommunicatorOptions {

@@ -317,6 +317,17 @@ inline void StoreElement(uint8_t* payload, size_t index, int32_t value) {
   std::memcpy(payload + index * kElementBytes, &v, sizeof(v));
 }
 
+// The slot field of a frame, read where it sits without parsing the rest:
+// what a transport steers a rank's lanes by (docs/worker.md, "Threads").
+// -1 when the frame is too short to hold a GRID header.
+inline int PeekSlot(absl::Span<const uint8_t> frame) {
+  constexpr size_t kAt = kGridOffset + offsetof(WireHeader, slot);
+  if (frame.size() < kGridOffset + kHeaderBytes) return -1;
+  uint16_t v;
+  std::memcpy(&v, frame.data() + kAt, sizeof(v));
+  return NetToHost16(v);
+}
+
 }  // namespace grid::wire
 
 GRID_API_END

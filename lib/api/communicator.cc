@@ -13,6 +13,7 @@
 #include "api/progress.h"
 #include "api/root_runner.h"
 #include "grid/store.h"
+#include "transport/lanes.h"
 #include "worker/op_state.h"
 
 namespace grid {
@@ -46,13 +47,13 @@ absl::Duration Work::elapsed() const {
 // may still need them while this one drains).
 class Communicator::Impl {
  public:
-  Impl(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
+  Impl(const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
        const EngineOptions& options, std::unique_ptr<api::Health> health,
        std::unique_ptr<api::RootRunner> root, std::unique_ptr<StoreServer> server)
       : server_(std::move(server)),
         root_(std::move(root)),
         health_(std::move(health)),
-        progress_(config, std::move(transport), options, health_.get()) {}
+        progress_(config, std::move(lanes), options, health_.get()) {}
 
   ~Impl() { (void)Shutdown(absl::Seconds(10)); }
 
@@ -100,8 +101,14 @@ absl::Status ValidateWorker(const control::WorkerConfig& config) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateEngine(int rank, const EngineOptions& e) {
+absl::Status ValidateEngine(int rank, uint32_t slots, const EngineOptions& e) {
   constexpr size_t kMaxBatch = 1024;
+  if (e.threads == 0 || e.threads > transport::kMaxLanes || e.threads > slots) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d options: engine.threads = %d; 1 to %d and at most the pool's %d "
+                        "slots (each thread runs its own slots)",
+                        rank, e.threads, transport::kMaxLanes, slots));
+  }
   if (e.batch == 0 || e.batch > kMaxBatch) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "rank %d options: engine.batch = %d; 1 to %d frames", rank, e.batch, kMaxBatch));
@@ -162,17 +169,35 @@ struct Parts {
   std::unique_ptr<StoreServer> server;
 };
 
-absl::StatusOr<std::unique_ptr<Communicator>> Assemble(const control::WorkerConfig& config,
-                                                       std::unique_ptr<Transport> transport,
-                                                       const CommunicatorOptions& options,
-                                                       Parts parts);
+// `lanes`: one transport per engine thread, or one to share between them.
+absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
+    const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    const CommunicatorOptions& options, Parts parts);
+
+std::vector<std::unique_ptr<Transport>> One(std::unique_ptr<Transport> transport) {
+  std::vector<std::unique_ptr<Transport>> v;
+  v.push_back(std::move(transport));
+  return v;
+}
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
     CommunicatorOptions options) {
-  return Assemble(config, std::move(transport), options, {});
+  return Assemble(config, One(std::move(transport)), options, {});
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
+    const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    CommunicatorOptions options) {
+  if (options.engine.threads == 0) options.engine.threads = static_cast<uint32_t>(lanes.size());
+  if (lanes.size() != options.engine.threads) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: %d transports for engine.threads = %d (one per thread)",
+                        config.rank, lanes.size(), options.engine.threads));
+  }
+  return Assemble(config, std::move(lanes), options, {});
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorOptions options) {
@@ -228,20 +253,28 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
     if (!root.ok()) return root.status();
     parts.root = *std::move(root);
   }
-  return Assemble(*config, *std::move(transport), options, std::move(parts));
+  return Assemble(*config, One(*std::move(transport)), options, std::move(parts));
 }
 
 namespace {
 
-absl::StatusOr<std::unique_ptr<Communicator>> Assemble(const control::WorkerConfig& config,
-                                                       std::unique_ptr<Transport> transport,
-                                                       const CommunicatorOptions& options,
-                                                       Parts parts) {
-  if (transport == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat("rank %d: no transport", config.rank));
+absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
+    const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    const CommunicatorOptions& options, Parts parts) {
+  for (size_t k = 0; k < lanes.size(); ++k) {
+    if (lanes[k] == nullptr) {
+      return absl::InvalidArgumentError(
+          lanes.size() == 1
+              ? absl::StrFormat("rank %d: no transport", config.rank)
+              : absl::StrFormat("rank %d: no transport for thread %d", config.rank, k));
+    }
   }
   if (absl::Status s = ValidateWorker(config); !s.ok()) return s;
-  if (absl::Status s = ValidateEngine(config.rank, options.engine); !s.ok()) return s;
+  if (absl::Status s = ValidateEngine(config.rank, config.slots, options.engine); !s.ok()) return s;
+  // One transport for several threads: they share it.
+  if (lanes.size() == 1 && options.engine.threads > 1) {
+    lanes = transport::SplitIntoLanes(std::move(lanes.front()), options.engine.threads);
+  }
   std::unique_ptr<api::Health> health;
   if (!options.bootstrap.store.empty() || options.bootstrap.open_store) {
     auto reader = api::OpenBootstrapStore(options.bootstrap);
@@ -252,7 +285,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Assemble(const control::WorkerConf
                                            *std::move(writer), options.engine.timeout);
   }
   using Access = internal::CommunicatorAccess;
-  return Access::Make(std::make_unique<Access::Impl>(config, std::move(transport), options.engine,
+  return Access::Make(std::make_unique<Access::Impl>(config, std::move(lanes), options.engine,
                                                      std::move(health), std::move(parts.root),
                                                      std::move(parts.server)));
 }

@@ -10,17 +10,24 @@ namespace grid::api {
 using internal::OpState;
 
 ProgressLoop::ProgressLoop(const control::WorkerConfig& config,
-                           std::unique_ptr<Transport> transport, const EngineOptions& options,
-                           Health* health)
-    : config_(config),
-      transport_(std::move(transport)),
-      options_(options),
-      health_(health),
-      engine_(config, transport_.get(), options) {
-  if (health_ != nullptr) {
-    engine_.SetTimeoutExplainer([this](uint64_t id) { return health_->Explain(id); });
+                           std::vector<std::unique_ptr<Transport>> lanes,
+                           const EngineOptions& options, Health* health)
+    : config_(config), options_(options), health_(health) {
+  const auto count = static_cast<uint32_t>(lanes.size());
+  for (uint32_t k = 0; k < count; ++k) {
+    auto lane = std::make_unique<LaneState>();
+    lane->transport = std::move(lanes[k]);
+    lane->engine = std::make_unique<worker::Engine>(config, lane->transport.get(), options,
+                                                    worker::Lane{k, count});
+    if (health_ != nullptr) {
+      lane->engine->SetTimeoutExplainer([this](uint64_t id) { return health_->Explain(id); });
+    }
+    lanes_.push_back(std::move(lane));
   }
-  thread_ = std::thread([this] { Run(); });
+  for (auto& lane : lanes_) {
+    LaneState* l = lane.get();
+    l->thread = std::thread([this, l] { Run(*l); });
+  }
 }
 
 ProgressLoop::~ProgressLoop() { (void)Shutdown(absl::Seconds(10)); }
@@ -73,7 +80,7 @@ absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, 
   } else {
     std::vector<std::shared_ptr<OpState>> run = {state};
     QueueRun(run);
-    cv_.notify_one();
+    cv_.notify_all();
   }
   return state;
 }
@@ -107,7 +114,7 @@ absl::Status ProgressLoop::GroupEnd() {
   }
   QueueRun(run);
   group_.clear();
-  cv_.notify_one();
+  cv_.notify_all();
   return absl::OkStatus();
 }
 
@@ -117,7 +124,7 @@ void ProgressLoop::QueueRun(std::vector<std::shared_ptr<OpState>>& run) {
       worker::PrepareWireOps(run, config_.elements, config_.slots, options_.fusion_bytes, op_seq_);
   for (auto& w : wire) {
     if (w->pieces.size() > 1) fused_ += w->pieces.size();
-    pending_.push_back(std::move(w));
+    for (auto& lane : lanes_) lane->pending.push_back(w);
   }
   run.clear();
 }
@@ -125,10 +132,10 @@ void ProgressLoop::QueueRun(std::vector<std::shared_ptr<OpState>>& run) {
 void ProgressLoop::Abort(absl::Status reason) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_.ok()) closed_ = reason;
-  abort_ = std::move(reason);
+  for (auto& lane : lanes_) lane->abort = reason;
   FinishGroup(closed_);
   TellHealth();
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 absl::Status ProgressLoop::Shutdown(absl::Duration timeout) {
@@ -136,19 +143,24 @@ absl::Status ProgressLoop::Shutdown(absl::Duration timeout) {
   std::lock_guard<std::mutex> once(shutdown_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!thread_.joinable()) return absl::OkStatus();
+    if (joined_) return absl::OkStatus();
     if (closed_.ok()) closed_ = absl::FailedPreconditionError("the communicator is shut down");
     FinishGroup(closed_);
     drain_deadline_ = absl::Now() + timeout;
     stop_ = true;
     TellHealth();
-    cv_.notify_one();
+    cv_.notify_all();
   }
-  thread_.join();
-  if (left_running_ > 0) {
+  size_t left_running = 0;  // by the lane that had the most
+  for (auto& lane : lanes_) {
+    lane->thread.join();
+    left_running = std::max(left_running, lane->left_running);
+  }
+  joined_ = true;
+  if (left_running > 0) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "rank %d: shutdown: %d operations still running after %s; they ended as Cancelled",
-        config_.rank, left_running_, absl::FormatDuration(timeout)));
+        config_.rank, left_running, absl::FormatDuration(timeout)));
   }
   return absl::OkStatus();
 }
@@ -165,55 +177,85 @@ void ProgressLoop::TellHealth() {
 
 CommunicatorStats ProgressLoop::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
-  return stats_;
+  CommunicatorStats sum;
+  for (const auto& lane : lanes_) {
+    const CommunicatorStats& s = lane->stats;
+    sum.operations += s.operations;  // each operation is ended by one lane
+    sum.packets_sent += s.packets_sent;
+    sum.packets_received += s.packets_received;
+    sum.bytes_sent += s.bytes_sent;
+    sum.bytes_received += s.bytes_received;
+    sum.retransmissions += s.retransmissions;
+    sum.early_retransmissions += s.early_retransmissions;
+    sum.timeouts += s.timeouts;
+    sum.congestion_signals += s.congestion_signals;
+    sum.collisions += s.collisions;
+    sum.duplicate_results += s.duplicate_results;
+    sum.malformed += s.malformed;
+    sum.foreign += s.foreign;
+    sum.operation_time += s.operation_time;
+  }
+  sum.fused_operations = fused_published_;
+  return sum;
 }
 
-void ProgressLoop::Run() {
-  std::vector<std::unique_ptr<worker::WireOp>> incoming;
+void ProgressLoop::Run(LaneState& lane) {
+  worker::Engine& engine = *lane.engine;
+  std::vector<std::shared_ptr<worker::WireOp>> incoming;
   while (true) {
     bool stopping = false;
     absl::Status abort;
+    uint64_t fused = 0;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (pending_.empty() && engine_.Idle() && !stop_ && abort_.ok()) {
+      if (lane.pending.empty() && engine.Idle() && !stop_ && lane.abort.ok()) {
         // Nothing to run: sleep until there is, but keep draining the
         // transport now and then (late results, duplicates).
         cv_.wait_for(lock, absl::ToChronoNanoseconds(kIdleWake));
       }
-      incoming.swap(pending_);
+      incoming.swap(lane.pending);
       stopping = stop_;
-      abort = abort_;
-      abort_ = absl::OkStatus();
-      engine_fused_ = fused_;
+      abort = lane.abort;
+      lane.abort = absl::OkStatus();
+      fused = fused_;
     }
     const absl::Time now = absl::Now();
-    if (!incoming.empty()) engine_.Submit(std::move(incoming));
+    if (!incoming.empty()) engine.Submit(std::move(incoming));
     incoming.clear();
-    if (!abort.ok()) engine_.FailAll(abort, now);
-    if (stopping && (engine_.Idle() || now >= drain_deadline_)) {
-      left_running_ = engine_.operations();
-      engine_.FailAll(absl::CancelledError("the communicator shut down"), now);
-      PublishStats();
+    if (!abort.ok()) engine.FailAll(abort, now);
+    if (stopping && (engine.Idle() || now >= drain_deadline_)) {
+      lane.left_running = engine.operations();
+      engine.FailAll(absl::CancelledError("the communicator shut down"), now);
+      PublishStats(lane);
       return;
     }
-    if (health_ != nullptr && !engine_.Idle()) health_->Watch(now);
-    const bool any = engine_.Poll(now);
-    if (!engine_.failed().ok()) {
+    if (health_ != nullptr && !engine.Idle()) health_->Watch(now);
+    const bool any = engine.Poll(now);
+    if (!engine.failed().ok() && !lane.told) {
+      // The stream is out of step with the other ranks: every lane stops.
+      lane.told = true;
       std::lock_guard<std::mutex> lock(mu_);
-      if (closed_.ok()) closed_ = engine_.failed();
+      if (closed_.ok()) closed_ = engine.failed();
+      for (auto& other : lanes_) {
+        if (other.get() != &lane && other->abort.ok()) other->abort = engine.failed();
+      }
       TellHealth();
+      cv_.notify_all();
     }
-    PublishStats();
-    if (!any && !engine_.Idle()) {
-      transport_->WaitReadable(std::min(options_.scan_interval, kBusyWait));
+    if (&lane == lanes_.front().get()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      fused_published_ = fused;
+    }
+    PublishStats(lane);
+    if (!any && !engine.Idle()) {
+      lane.transport->WaitReadable(std::min(options_.scan_interval, kBusyWait));
     }
   }
 }
 
-void ProgressLoop::PublishStats() {
+void ProgressLoop::PublishStats(LaneState& lane) {
   std::lock_guard<std::mutex> lock(stats_mu_);
-  stats_ = engine_.stats();
-  stats_.fused_operations = engine_fused_;
+  lane.stats = lane.engine->stats();
 }
 
 }  // namespace grid::api

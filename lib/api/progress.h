@@ -1,7 +1,9 @@
 // Internal: a communicator's progress loop. Callers queue operations (and
-// groups of them, fused); one thread owns the worker engine and drives it:
+// groups of them, fused); each of the rank's progress threads owns one worker
+// engine, on its lane of the slots and its own transport, and drives it:
 // submits what is queued, polls the transport, scans for loss, and waits on
-// the transport when nothing is due.
+// the transport when nothing is due. Every lane runs every operation (its
+// share of the chunks); a lane that fails ends the others' operations too.
 #ifndef GRID_LIB_API_PROGRESS_H_
 #define GRID_LIB_API_PROGRESS_H_
 
@@ -34,9 +36,10 @@ class ProgressLoop {
   // loss scan's interval, if shorter).
   static constexpr absl::Duration kBusyWait = absl::Microseconds(200);
 
-  // `health` (optional) outlives the loop; it hears what was submitted and
-  // explains timeouts.
-  ProgressLoop(const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
+  // One thread and engine per transport in `lanes` (at least one; lane k
+  // receives the results of slots k mod lanes.size()). `health` (optional)
+  // outlives the loop; it hears what was submitted and explains timeouts.
+  ProgressLoop(const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
                const EngineOptions& options, Health* health);
   ~ProgressLoop();  // Shutdown(10 s)
   ProgressLoop(const ProgressLoop&) = delete;
@@ -58,37 +61,43 @@ class ProgressLoop {
   const control::WorkerConfig& config() const { return config_; }
 
  private:
-  void Run();
+  struct LaneState {
+    std::unique_ptr<Transport> transport;
+    std::unique_ptr<worker::Engine> engine;                // its thread only
+    std::vector<std::shared_ptr<worker::WireOp>> pending;  // under mu_
+    absl::Status abort;                                    // under mu_
+    bool told = false;        // its thread only: its engine's failure was passed on
+    size_t left_running = 0;  // set by its thread as it ends
+    CommunicatorStats stats;  // under stats_mu_
+    std::thread thread;
+  };
+
+  void Run(LaneState& lane);
   void FinishGroup(const absl::Status& status);                         // under mu_
   void QueueRun(std::vector<std::shared_ptr<internal::OpState>>& run);  // under mu_
-  void PublishStats();
+  void PublishStats(LaneState& lane);
   void TellHealth();  // under mu_
 
   const control::WorkerConfig config_;
-  std::unique_ptr<Transport> transport_;
   const EngineOptions options_;
   Health* const health_;
-  worker::Engine engine_;  // the progress thread only
+  std::vector<std::unique_ptr<LaneState>> lanes_;
 
   std::mutex mu_;
   std::mutex shutdown_mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<worker::WireOp>> pending_;
   std::vector<std::shared_ptr<internal::OpState>> group_;
   bool in_group_ = false;
   uint64_t next_id_ = 0;
   uint32_t op_seq_ = 0;
   uint64_t fused_ = 0;
   bool stop_ = false;
+  bool joined_ = false;
   absl::Time drain_deadline_ = absl::InfiniteFuture();
-  absl::Status abort_;
   absl::Status closed_;
-  size_t left_running_ = 0;  // wire operations the drain deadline cut off
 
-  uint64_t engine_fused_ = 0;  // the progress thread's copy of fused_
   mutable std::mutex stats_mu_;
-  CommunicatorStats stats_;
-  std::thread thread_;
+  uint64_t fused_published_ = 0;  // under stats_mu_
 };
 
 }  // namespace grid::api

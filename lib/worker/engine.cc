@@ -16,8 +16,8 @@ uint32_t ChunksOf(size_t count, uint16_t elements) {
 }
 
 // Wire operation for elements [offset, offset + count) of one operation.
-std::unique_ptr<WireOp> Direct(const std::shared_ptr<OpState>& op, size_t offset, size_t count) {
-  auto w = std::make_unique<WireOp>();
+std::shared_ptr<WireOp> Direct(const std::shared_ptr<OpState>& op, size_t offset, size_t count) {
+  auto w = std::make_shared<WireOp>();
   w->pieces.push_back({op, 0, offset, count});
   w->count = count;
   switch (op->type) {
@@ -42,27 +42,29 @@ std::unique_ptr<WireOp> Direct(const std::shared_ptr<OpState>& op, size_t offset
 
 }  // namespace
 
-std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
+std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
     const std::vector<std::shared_ptr<OpState>>& ops, uint16_t elements, uint32_t slots,
     size_t fusion_bytes, uint32_t& op_seq) {
-  std::vector<std::unique_ptr<WireOp>> out;
-  auto finish = [&](std::unique_ptr<WireOp> w) {
+  std::vector<std::shared_ptr<WireOp>> out;
+  auto finish = [&](std::shared_ptr<WireOp> w) {
     w->chunks = ChunksOf(w->count, elements);
     w->probes = w->quantized ? std::min(w->chunks, slots) : 0;
-    w->exponent.assign(w->quantized ? w->chunks : 0, 0);
     w->max_exponent = numerics::MaxBlockExponent(w->pieces.front().op->type);
-    w->agreed.assign(w->quantized ? w->chunks : 0, false);
+    if (w->quantized) {
+      w->agreement = std::make_unique<std::atomic<int16_t>[]>(w->chunks);
+      for (uint32_t j = 0; j < w->chunks; ++j) w->agreement[j].store(-1, std::memory_order_relaxed);
+    }
     // Data takes the last op_seq, probes the one before.
     op_seq += w->quantized ? 2 : 1;
     w->op_seq = op_seq;
     w->deadline = absl::InfiniteFuture();
     for (const Piece& p : w->pieces) {
       w->deadline = std::min(w->deadline, p.op->deadline);
-      ++p.op->pending;
+      p.op->pending.fetch_add(1, std::memory_order_relaxed);
     }
     out.push_back(std::move(w));
   };
-  std::unique_ptr<WireOp> fused;
+  std::shared_ptr<WireOp> fused;
   for (const std::shared_ptr<OpState>& op : ops) {
     if (op->type == DataType::kBFloat16 || op->type == DataType::kFloat16) {
       op->wide_in.resize(op->count);
@@ -79,7 +81,7 @@ std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
     }
     if (small) {
       if (!fused) {
-        fused = std::make_unique<WireOp>();
+        fused = std::make_shared<WireOp>();
         fused->staged = true;
         fused->quantized = op->type != DataType::kInt32;
       }
@@ -123,25 +125,47 @@ std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
 }
 
 Engine::Engine(const control::WorkerConfig& config, Transport* transport,
-               const EngineOptions& options)
-    : config_(config), transport_(transport), options_(options), slots_(config.slots) {
-  max_window_ = options.window == 0 ? config.slots : std::min(options.window, config.slots);
-  cwnd_ = std::clamp<double>(options.initial_window, 1, max_window_);
+               const EngineOptions& options, Lane lane)
+    : config_(config), transport_(transport), options_(options), lane_(lane) {
+  // The communicator checks lanes against the pool; a wrong one here would
+  // leave this lane without slots.
+  lane_.count = std::clamp<uint32_t>(lane_.count, 1, std::max<uint32_t>(1, config.slots));
+  lane_.index = std::min(lane_.index, lane_.count - 1);
+  slots_.resize((config.slots - lane_.index + lane_.count - 1) / lane_.count);
+  next_pos_ = NextOwn(0);
+  // The window is the lane's share of the pool's.
+  const auto pool = static_cast<uint32_t>(slots_.size());
+  max_window_ = options.window == 0 ? pool : std::clamp(options.window / lane_.count, 1u, pool);
+  cwnd_ = std::clamp<double>(options.initial_window / lane_.count, 1, max_window_);
   ssthresh_ = max_window_;
   rto_ = options.rto;
   tx_frames_.resize(std::max<size_t>(1, options.batch));
 }
 
-void Engine::Submit(std::vector<std::unique_ptr<WireOp>> ops) {
+void Engine::Submit(std::vector<std::shared_ptr<WireOp>> ops) {
   const absl::Time now = absl::Now();
   for (auto& w : ops) {
+    Running r;
+    r.base = stream_end_;
+    stream_end_ += w->total();
     if (!failed_.ok()) {
       for (Piece& p : w->pieces) p.op->Finish(failed_, now);
       continue;
     }
-    w->foreign_before = Foreign();
-    ops_.push_back(std::move(w));
-    if (ops_.back()->total() == 0) Complete(*ops_.back(), now);
+    for (uint64_t pos = r.base; pos < stream_end_; ++pos) r.own += Owns(pos) ? 1 : 0;
+    r.foreign_before = Foreign();
+    // An empty operation has no chunk to end it: lane 0 does.
+    if (w->total() == 0 && lane_.index == 0) Complete(*w, now);
+    r.op = std::move(w);
+    ops_.push_back(std::move(r));
+  }
+  PopDone();
+}
+
+void Engine::PopDone() {
+  while (!ops_.empty() && ops_.front().done == ops_.front().own) {
+    ops_.pop_front();
+    if (issuing_ > 0) --issuing_;
   }
 }
 
@@ -159,16 +183,19 @@ uint8_t Engine::LocalExponent(WireOp& op, uint32_t j) {
   if (e.ok()) return *e;
   // A NaN or Inf: the operation fails, but this rank still proposes (the
   // largest exponent) and contributes, so the others are not left waiting.
-  if (op.error.ok()) {
-    op.error = absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
-                                                          op.pieces.front().op->id, begin,
-                                                          begin + n - 1, e.status().message()));
-  }
+  op.Fail(absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
+                                                     op.pieces.front().op->id, begin, begin + n - 1,
+                                                     e.status().message())));
   return 254;
 }
 
+// Runs once per wire operation, on the lane that answered its last chunk:
+// every lane's writes to the output came before (WireOp::completed).
 void Engine::Complete(WireOp& op, absl::Time now) {
-  op.completed = op.total();
+  const absl::Status error = [&] {
+    std::lock_guard<std::mutex> lock(op.error_mu);
+    return op.error;
+  }();
   for (Piece& p : op.pieces) {
     if (op.staged) {
       OpState& s = *p.op;
@@ -180,19 +207,14 @@ void Engine::Complete(WireOp& op, absl::Time now) {
                     static_cast<int32_t*>(s.recv) + p.offset);
       }
     }
-    if (!op.error.ok() && p.op->error.ok()) p.op->error = op.error;
-    if (--p.op->pending == 0) Finalize(p, now);
-  }
-  // Wire operations end in any order; the queue drops them from the front.
-  while (!ops_.empty() && ops_.front()->completed == ops_.front()->total()) {
-    ops_.pop_front();
-    if (issuing_ > 0) --issuing_;
+    if (!error.ok()) p.op->Fail(error);
+    if (p.op->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) Finalize(p, now);
   }
 }
 
 void Engine::Finalize(Piece& piece, absl::Time now) {
   OpState& s = *piece.op;
-  absl::Status status = s.error;
+  absl::Status status = s.first_error();
   if (status.ok()) {
     const double world = config_.world;
     switch (s.type) {
@@ -226,12 +248,12 @@ void Engine::Finalize(Piece& piece, absl::Time now) {
 
 void Engine::FailAll(const absl::Status& status, absl::Time now) {
   if (failed_.ok()) failed_ = status;
-  for (auto& w : ops_) {
-    for (Piece& p : w->pieces) p.op->Finish(status, now);
+  for (Running& r : ops_) {
+    for (Piece& p : r.op->pieces) p.op->Finish(status, now);
   }
   ops_.clear();
   issuing_ = 0;
-  for (Slot& s : slots_) s.op = nullptr;
+  for (Slot& s : slots_) s.run = nullptr;
   in_flight_ = 0;
 }
 

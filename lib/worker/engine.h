@@ -1,6 +1,9 @@
 // The worker engine: turns operations into chunks on the wire and results
-// back into tensors (docs/worker.md). Single-threaded: the communicator's
-// progress thread owns it and calls Poll.
+// back into tensors (docs/worker.md). An engine is single-threaded: a
+// progress thread owns it and calls Poll. A rank with several progress
+// threads runs one engine per thread, each on its own lane of the pool's
+// slots and its own transport queue (docs/worker.md, "Threads"); they share
+// the wire operations.
 //
 // Concerns live in separate files: engine.cc (operations and completion),
 // tx.cc (issuing chunks under the window), rx.cc (results and signals),
@@ -8,9 +11,11 @@
 #ifndef GRID_LIB_WORKER_ENGINE_H_
 #define GRID_LIB_WORKER_ENGINE_H_
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,16 @@ namespace grid::worker {
 // segments, each with its own op_seq (the Tofino program's 20-bit chunk tag).
 inline constexpr uint32_t kMaxChunksPerSegment = 1u << 20;
 
+// The slots one engine runs: slot s belongs to lane s % count. A position of
+// the stream goes to its slot's lane, so a rank's wire traffic is the same
+// whatever its number of lanes (other ranks cannot tell), and a transport
+// can steer results to lanes by the slot field alone. Lane 0 of 1 is the
+// whole pool.
+struct Lane {
+  uint32_t index = 0;
+  uint32_t count = 1;
+};
+
 struct Piece {  // an operation's elements inside a wire operation
   std::shared_ptr<internal::OpState> op;
   size_t at = 0;      // first element in the wire operation
@@ -40,7 +55,8 @@ struct Piece {  // an operation's elements inside a wire operation
   size_t count = 0;
 };
 
-// What travels as one (op_seq) stream of chunks.
+// What travels as one (op_seq) stream of chunks. Every lane of a rank runs
+// the same WireOp: the fields at the end are shared between them.
 struct WireOp {
   std::vector<Piece> pieces;
   bool quantized = false;  // float path (probes, exponents) or int32
@@ -54,23 +70,43 @@ struct WireOp {
   size_t count = 0;
   uint32_t op_seq = 0;  // of the data chunks; probes use op_seq - 1
   uint32_t chunks = 0, probes = 0;
-  std::vector<uint8_t> exponent;  // agreed per data chunk, once `agreed`
-  std::vector<bool> agreed;       // 0 is a valid exponent (an all-zero block)
-  uint32_t issued = 0;            // probes and data, in stream order
-  uint32_t completed = 0;
   absl::Time deadline;
-  absl::Status error;
-  uint8_t max_exponent = 255;   // numerics::MaxBlockExponent of its type
-  uint64_t foreign_before = 0;  // the engine's foreign-frame count when it started
+  uint8_t max_exponent = 255;  // numerics::MaxBlockExponent of its type
   uint32_t total() const { return probes + chunks; }
+
+  // Shared by the lanes. A data chunk's exponent may be agreed by another
+  // lane than the one that sends it (a probe's slot differs from its data
+  // chunk's when the operation has fewer chunks than the pool has slots).
+  void Agree(uint32_t chunk, uint8_t exponent) {
+    agreement[chunk].store(exponent, std::memory_order_release);
+  }
+  bool Agreed(uint32_t chunk) const {
+    return agreement[chunk].load(std::memory_order_acquire) >= 0;
+  }
+  uint8_t Exponent(uint32_t chunk) const {  // once Agreed
+    return static_cast<uint8_t>(agreement[chunk].load(std::memory_order_acquire));
+  }
+  void Fail(absl::Status s) {  // the first error stays
+    std::lock_guard<std::mutex> lock(error_mu);
+    if (error.ok()) error = std::move(s);
+  }
+  // Per data chunk: -1 until agreed, then its exponent (0 is valid: an
+  // all-zero block).
+  std::unique_ptr<std::atomic<int16_t>[]> agreement;
+  std::atomic<uint32_t> completed{0};  // chunks answered, over all lanes
+  mutable std::mutex error_mu;
+  absl::Status error;  // under error_mu until every chunk is answered
 };
 
 class Engine {
  public:
-  Engine(const control::WorkerConfig& config, Transport* transport, const EngineOptions& options);
+  // `lane.count` is at most config.slots.
+  Engine(const control::WorkerConfig& config, Transport* transport, const EngineOptions& options,
+         Lane lane = {});
 
   // Queues operations; each wire operation runs after the ones before it.
-  void Submit(std::vector<std::unique_ptr<WireOp>> ops);
+  // Every lane of a rank is given the same operations in the same order.
+  void Submit(std::vector<std::shared_ptr<WireOp>> ops);
   // One round: receive a batch, issue what the window allows, scan for loss
   // when the scan interval has passed. Returns whether anything happened.
   bool Poll(absl::Time now);
@@ -81,8 +117,9 @@ class Engine {
   void SetTimeoutExplainer(std::function<std::string(uint64_t op_id)> explain) {
     explain_ = std::move(explain);
   }
+  // Whether this lane has nothing left to send or wait for (other lanes may).
   bool Idle() const { return ops_.empty(); }
-  size_t operations() const { return ops_.size(); }  // wire operations queued or running
+  size_t operations() const { return ops_.size(); }  // wire operations this lane still runs
   // Set once a timeout or a fatal error has ended every operation; the
   // stream is then out of step with the other ranks and the engine takes no
   // more operations.
@@ -95,13 +132,30 @@ class Engine {
   absl::Duration rto() const { return rto_; }
 
  private:
+  // A wire operation as this lane runs it: the stream positions
+  // [base, base + total) are the operation's, and `own` of them fall in
+  // this lane's slots.
+  struct Running {
+    std::shared_ptr<WireOp> op;
+    uint64_t base = 0;
+    uint32_t own = 0;
+    uint32_t issued = 0, done = 0;  // of `own`
+    uint64_t foreign_before = 0;    // Foreign() when it was submitted
+  };
   struct Slot {
-    WireOp* op = nullptr;  // nullptr: free
-    uint32_t index = 0;    // < op->probes: probe; else data chunk index - probes
-    uint64_t pos = 0;      // stream position: slot = pos % P, copy = (pos / P) % 2
+    Running* run = nullptr;  // nullptr: free
+    uint32_t index = 0;      // < op->probes: probe; else data chunk index - probes
+    uint64_t pos = 0;        // stream position: slot = pos % P, copy = (pos / P) % 2
     absl::Time sent;
     int sends = 0;
   };
+  bool Owns(uint64_t pos) const { return (pos % config_.slots) % lane_.count == lane_.index; }
+  Slot& SlotOf(uint64_t pos) { return slots_[(pos % config_.slots) / lane_.count]; }
+  uint64_t NextOwn(uint64_t pos) const {
+    while (!Owns(pos)) ++pos;
+    return pos;
+  }
+  void PopDone();  // drops finished operations from the front of ops_
 
   // tx.cc
   bool Issue(absl::Time now);
@@ -127,10 +181,12 @@ class Engine {
   control::WorkerConfig config_;
   Transport* transport_;
   EngineOptions options_;
-  std::deque<std::unique_ptr<WireOp>> ops_;  // running, in stream order
-  size_t issuing_ = 0;                       // ops_[issuing_] is being issued
-  std::vector<Slot> slots_;
-  uint64_t stream_ = 0;  // next stream position
+  Lane lane_;
+  std::deque<Running> ops_;  // running, in stream order (references stay valid)
+  size_t issuing_ = 0;       // ops_[issuing_] is being issued
+  std::vector<Slot> slots_;  // this lane's: slot s is slots_[s / lane_.count]
+  uint64_t stream_end_ = 0;  // the stream position after the last operation submitted
+  uint64_t next_pos_ = 0;    // this lane's next position to issue
   uint32_t in_flight_ = 0;
   double cwnd_;
   double ssthresh_;  // slow start below it, +1 per window above it
@@ -186,7 +242,7 @@ class Engine {
 // above kMaxChunksPerSegment chunks is segmented. Widens 16-bit types.
 // `op_seq` is the communicator's counter; every rank must call this with the
 // same operations in the same order.
-std::vector<std::unique_ptr<WireOp>> PrepareWireOps(
+std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
     const std::vector<std::shared_ptr<internal::OpState>>& ops, uint16_t elements, uint32_t slots,
     size_t fusion_bytes, uint32_t& op_seq);
 

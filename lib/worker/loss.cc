@@ -64,7 +64,7 @@ void Engine::Scan(absl::Time now) {
   Slot* oldest = nullptr;  // in flight; the one a stall probes
   auto resend = [&](Slot& s) {
     if (tx_count_ == tx_frames_.size()) Flush();
-    if (!BuildChunk(*s.op, s.index, s.pos, true, tx_frames_[tx_count_])) return false;
+    if (!BuildChunk(*s.run->op, s.index, s.pos, true, tx_frames_[tx_count_])) return false;
     ++tx_count_;
     s.sent = now;
     ++s.sends;
@@ -73,7 +73,7 @@ void Engine::Scan(absl::Time now) {
     return true;
   };
   for (Slot& s : slots_) {
-    if (s.op == nullptr) continue;
+    if (s.run == nullptr) continue;
     if (oldest == nullptr || s.pos < oldest->pos) oldest = &s;
     // A chunk found lost by order before backs off like a timed-out one:
     // it is most likely waiting for another rank's repair.
@@ -112,20 +112,23 @@ void Engine::Scan(absl::Time now) {
   // loss stalls all of them at max_rto under random loss. A chunk lost again
   // backs off on its own (`sends` above).
   if (lost) Backoff(now, options_.initial_window);
-  for (const auto& w : ops_) {
+  for (const Running& r : ops_) {
+    const WireOp* w = r.op.get();
     // Operations that ended out of order wait here for the ones before them.
-    if (w->completed == w->total() || now <= w->deadline) continue;
+    if (r.done == r.own || now <= w->deadline) continue;
     // Find the chunks that never came back, for the message.
     uint32_t first = w->total(), last = 0, missing = 0;
     for (const Slot& s : slots_) {
-      if (s.op != w.get()) continue;
+      if (s.run != &r) continue;
       ++missing;
       first = std::min(first, s.index);
       last = std::max(last, s.index);
     }
-    missing += w->total() - w->issued;
-    if (w->issued < w->total()) last = w->total() - 1;
-    if (first == w->total()) first = w->issued;
+    missing += r.own - r.issued;
+    if (r.issued < r.own) {
+      last = w->total() - 1;
+      if (first == w->total()) first = static_cast<uint32_t>(next_pos_ - r.base);
+    }
     auto describe = [&](uint32_t index) {
       return index < w->probes ? absl::StrFormat("probe %d", index)
                                : absl::StrFormat("chunk %d", index - w->probes);
@@ -136,17 +139,19 @@ void Engine::Scan(absl::Time now) {
     if (who.empty()) who = "a rank that did not contribute, or a lost path, holds them";
     // Say so when something else was talking to this rank meanwhile: the
     // chunks may have been displaced, not lost.
-    if (const uint64_t foreign = Foreign() - w->foreign_before; foreign > 0) {
+    if (const uint64_t foreign = Foreign() - r.foreign_before; foreign > 0) {
       who += absl::StrFormat(
           "; %d frames from other sources than node %d, or of another job, were dropped during "
           "the operation (a forged or misrouted stream)",
           foreign, config_.aggregator);
     }
+    const std::string lane =
+        lane_.count > 1 ? absl::StrFormat(" on lane %d of %d", lane_.index, lane_.count) : "";
     FailAll(absl::DeadlineExceededError(absl::StrFormat(
-                "rank %d: allreduce %d (op_seq %d) timed out: %d of %d chunks without a result "
+                "rank %d: allreduce %d (op_seq %d) timed out: %d of %d chunks%s without a result "
                 "(%s to %s), aggregated at node %d; %s",
-                config_.rank, id, w->op_seq, missing, w->total(), describe(first), describe(last),
-                config_.aggregator, who)),
+                config_.rank, id, w->op_seq, missing, w->total(), lane, describe(first),
+                describe(last), config_.aggregator, who)),
             now);
     return;
   }

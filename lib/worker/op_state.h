@@ -3,6 +3,7 @@
 #ifndef GRID_LIB_WORKER_OP_STATE_H_
 #define GRID_LIB_WORKER_OP_STATE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -24,10 +25,12 @@ struct OpState {
   absl::Time submitted;
   absl::Time deadline;
 
-  // Progress thread only.
-  std::vector<float> wide_in, wide_out;  // 16-bit types, widened
-  int pending = 0;                       // wire operations still running
-  absl::Status error;                    // the first error seen
+  // 16-bit types, widened: written before the engines see the operation,
+  // then by the lanes (each its own chunks), read by the one that ends it.
+  std::vector<float> wide_in, wide_out;
+  // Pieces of wire operations still running; the lane that takes it to 0
+  // finalizes the operation.
+  std::atomic<int> pending{0};
 
   // Shared; under mu.
   mutable std::mutex mu;
@@ -35,6 +38,16 @@ struct OpState {
   bool done = false;
   absl::Status status;
   absl::Duration elapsed;
+  absl::Status error;  // the first error of a wire operation, before it is done
+
+  void Fail(const absl::Status& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (error.ok()) error = s;
+  }
+  absl::Status first_error() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return error;
+  }
 
   void Finish(absl::Status s, absl::Time now) {
     {

@@ -52,28 +52,29 @@ void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
 // the operation fails, naming the chunk, instead of returning garbage.
 bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
   if (exponent <= op.max_exponent) return true;
-  if (op.error.ok()) {
-    op.error = absl::DataLossError(absl::StrFormat(
-        "allreduce %d: chunk %d: exponent %d is above what %s data can have (%d); the result "
-        "was forged or corrupted on the way",
-        op.pieces.front().op->id, chunk, exponent, DataTypeName(op.pieces.front().op->type),
-        op.max_exponent));
-  }
+  op.Fail(absl::DataLossError(absl::StrFormat(
+      "allreduce %d: chunk %d: exponent %d is above what %s data can have (%d); the result "
+      "was forged or corrupted on the way",
+      op.pieces.front().op->id, chunk, exponent, DataTypeName(op.pieces.front().op->type),
+      op.max_exponent)));
   return false;
 }
 
 void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   const wire::Header& h = v.header;
-  if (h.slot >= config_.slots) {
+  // A slot of another lane is one the transport should have steered
+  // elsewhere (or a forgery): as malformed as one outside the pool.
+  if (h.slot >= config_.slots || h.slot % lane_.count != lane_.index) {
     ++stats_.malformed;
     return;
   }
-  Slot& s = slots_[h.slot];
-  if (s.op == nullptr) {
+  Slot& s = SlotOf(h.slot);
+  if (s.run == nullptr) {
     ++stats_.duplicate_results;
     return;
   }
-  WireOp& op = *s.op;
+  Running& run = *s.run;
+  WireOp& op = *run.op;
   const bool probe = s.index < op.probes;
   const uint32_t chunk = probe ? s.index : s.index - op.probes;
   if (h.op_seq != (probe ? op.op_seq - 1 : op.op_seq) || h.chunk != chunk) {
@@ -83,8 +84,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   const uint32_t pool = config_.slots;
   if (probe) {
     ExponentPossible(op, chunk, h.next_exponent);
-    op.exponent[chunk] = h.next_exponent;
-    op.agreed[chunk] = true;
+    op.Agree(chunk, h.next_exponent);
   } else {
     const size_t begin = size_t{chunk} * config_.elements;
     const size_t n = std::min<size_t>(config_.elements, op.count - begin);
@@ -95,20 +95,19 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
     if (op.quantized) {
       absl::Status st =
           numerics::DequantizeFromWire(v.payload, h.exponent, config_.world, {op.out_f + begin, n});
-      if (st.ok() && h.exponent != op.exponent[chunk]) {
+      if (st.ok() && h.exponent != op.Exponent(chunk)) {
         st = absl::InternalError(
             absl::StrFormat("result exponent %d, agreed %d: a rank quantized with another exponent",
-                            h.exponent, op.exponent[chunk]));
+                            h.exponent, op.Exponent(chunk)));
       }
-      if (!st.ok() && op.error.ok()) {
-        op.error = absl::Status(
+      if (!st.ok()) {
+        op.Fail(absl::Status(
             st.code(), absl::StrFormat("allreduce %d: elements %d-%d: %s", op.pieces.front().op->id,
-                                       begin, begin + n - 1, st.message()));
+                                       begin, begin + n - 1, st.message())));
       }
       if (chunk + pool < op.chunks) {
         ExponentPossible(op, chunk + pool, h.next_exponent);
-        op.exponent[chunk + pool] = h.next_exponent;
-        op.agreed[chunk + pool] = true;
+        op.Agree(chunk + pool, h.next_exponent);
       }
     } else {
       numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
@@ -136,13 +135,17 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   } else if (s.sent < probe_sent_) {
     probe_answered_ = absl::InfinitePast();  // the rest is coming: a wait, not a loss
   }
-  s.op = nullptr;
+  s.run = nullptr;
   --in_flight_;
   if (!(h.flags & wire::flags::kCongestion)) {
     // Slow start (+1 per result) up to ssthresh, then +1 per window.
     cwnd_ = std::min<double>(max_window_, cwnd_ + (cwnd_ < ssthresh_ ? 1.0 : 1.0 / cwnd_));
   }
-  if (++op.completed == op.total()) Complete(op, now);
+  ++run.done;
+  // The lane that answers the operation's last chunk ends it; acq_rel, so
+  // it sees every lane's results in the output.
+  if (op.completed.fetch_add(1, std::memory_order_acq_rel) + 1 == op.total()) Complete(op, now);
+  PopDone();
 }
 
 }  // namespace grid::worker

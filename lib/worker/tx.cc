@@ -9,30 +9,32 @@ namespace grid::worker {
 
 bool Engine::Issue(absl::Time now) {
   bool any = false;
-  const uint32_t pool = config_.slots;
   while (issuing_ < ops_.size()) {
-    WireOp& op = *ops_[issuing_];
-    if (op.issued == op.total()) {
+    Running& r = ops_[issuing_];
+    WireOp& op = *r.op;
+    // Operations are contiguous in the stream: past this one's last
+    // position, the next position is the next operation's.
+    if (next_pos_ >= r.base + op.total()) {
       ++issuing_;
       continue;
     }
     if (in_flight_ >= static_cast<uint32_t>(cwnd_)) break;
     // The chunk P positions back shares this slot's other copy's partner:
     // its result must be in before the slot is used again.
-    Slot& slot = slots_[stream_ % pool];
-    if (slot.op != nullptr) break;
-    const uint32_t index = op.issued;
-    if (index >= op.probes && op.quantized && !op.agreed[index - op.probes]) break;
+    Slot& slot = SlotOf(next_pos_);
+    if (slot.run != nullptr) break;
+    const auto index = static_cast<uint32_t>(next_pos_ - r.base);
+    if (index >= op.probes && op.quantized && !op.Agreed(index - op.probes)) break;
     if (tx_count_ == tx_frames_.size()) Flush();
-    if (!BuildChunk(op, index, stream_, false, tx_frames_[tx_count_])) break;
+    if (!BuildChunk(op, index, next_pos_, false, tx_frames_[tx_count_])) break;
     ++tx_count_;
-    slot.op = &op;
+    slot.run = &r;
     slot.index = index;
-    slot.pos = stream_;
+    slot.pos = next_pos_;
     slot.sent = now;
     slot.sends = 1;
-    ++stream_;
-    ++op.issued;
+    next_pos_ = NextOwn(next_pos_ + 1);
+    ++r.issued;
     ++in_flight_;
     any = true;
   }
@@ -69,7 +71,7 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
     h.op_seq = op.op_seq;
     h.chunk = j;
     if (op.quantized) {
-      h.exponent = op.exponent[j];
+      h.exponent = op.Exponent(j);
       h.next_exponent = j + pool < op.chunks ? LocalExponent(op, j + pool) : 0;
     }
   }
@@ -96,10 +98,10 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
   if (op.quantized) {
     absl::Status s =
         numerics::QuantizeToWire({op.in_f + begin, n}, h.exponent, config_.world, payload);
-    if (!s.ok() && op.error.ok()) {
-      op.error = absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
-                                                            op.pieces.front().op->id, begin,
-                                                            begin + n - 1, s.message()));
+    if (!s.ok()) {
+      op.Fail(absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
+                                                         op.pieces.front().op->id, begin,
+                                                         begin + n - 1, s.message())));
     }
   } else {
     numerics::Int32ToWire({op.in_i + begin, n}, payload);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "transport/lanes.h"
 
 namespace grid::testing {
 
@@ -82,12 +83,33 @@ absl::StatusOr<std::unique_ptr<Transport>> LoopbackFabric::Attach(NodeId node) {
   return std::unique_ptr<Transport>(new HostPort(this, node, it->second.get()));
 }
 
+absl::StatusOr<std::vector<std::unique_ptr<Transport>>> LoopbackFabric::AttachLanes(
+    NodeId node, uint32_t lanes) {
+  auto first = Attach(node);
+  if (!first.ok()) return first.status();
+  std::vector<std::unique_ptr<Transport>> out;
+  out.push_back(*std::move(first));
+  auto& more = more_lanes_[node];
+  more.clear();
+  for (uint32_t k = 1; k < lanes; ++k) {
+    more.push_back(std::make_unique<Inbox>());
+    out.push_back(std::unique_ptr<Transport>(new HostPort(this, node, more.back().get())));
+  }
+  return out;
+}
+
 void LoopbackFabric::Disconnect(NodeId node) {
   auto it = hosts_.find(node);
   if (it == hosts_.end()) return;
-  std::lock_guard<std::mutex> lock(it->second->mu);
-  it->second->disconnected = true;
-  it->second->frames.clear();
+  std::vector<Inbox*> all = {it->second.get()};
+  if (auto m = more_lanes_.find(node); m != more_lanes_.end()) {
+    for (auto& box : m->second) all.push_back(box.get());
+  }
+  for (Inbox* box : all) {
+    std::lock_guard<std::mutex> lock(box->mu);
+    box->disconnected = true;
+    box->frames.clear();
+  }
 }
 
 void LoopbackFabric::InjectFrom(NodeId node, absl::Span<const uint8_t> frame, uint16_t port) {
@@ -160,7 +182,12 @@ void LoopbackFabric::Forward(NodeId from, uint16_t port, absl::Span<const uint8_
 
 void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8_t> frame) {
   if (auto h = hosts_.find(to); h != hosts_.end()) {
-    Enqueue(*h->second, frame);
+    Inbox* box = h->second.get();
+    if (auto m = more_lanes_.find(to); m != more_lanes_.end() && !m->second.empty()) {
+      const uint32_t lane = transport::LaneOf(frame, static_cast<uint32_t>(m->second.size() + 1));
+      if (lane > 0) box = m->second[lane - 1].get();
+    }
+    Enqueue(*box, frame);
     return;
   }
   auto s = switches_.find(to);

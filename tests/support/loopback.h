@@ -44,6 +44,11 @@ class LoopbackFabric {
 
   // The transport of host `node` (its link 0). One per host.
   absl::StatusOr<std::unique_ptr<Transport>> Attach(topology::NodeId node);
+  // Instead of Attach: `lanes` transports of host `node`, one queue each;
+  // frames reach lane slot % lanes (transport/lanes.h), as a NIC's queues
+  // steered by the slot field would.
+  absl::StatusOr<std::vector<std::unique_ptr<Transport>>> AttachLanes(topology::NodeId node,
+                                                                      uint32_t lanes);
 
   // Cuts a host off: what it sends and what is sent to it is dropped (a
   // killed process, for tests).
@@ -93,7 +98,10 @@ class LoopbackFabric {
 
   const topology::Topology topology_;
   std::map<topology::NodeId, std::unique_ptr<SwitchNode>> switches_;
-  std::map<topology::NodeId, std::unique_ptr<Inbox>> hosts_;
+  std::map<topology::NodeId, std::unique_ptr<Inbox>> hosts_;  // lane 0
+  // Hosts attached with lanes: the inboxes of lanes 1, 2, ... (fixed once
+  // the host is attached, before traffic).
+  std::map<topology::NodeId, std::vector<std::unique_ptr<Inbox>>> more_lanes_;
   mutable std::mutex faults_mu_;
   FaultInjector faults_{LinkFaults{}};  // under faults_mu_
   std::atomic<uint64_t> delivered_{0}, lost_{0}, duplicated_{0}, reordered_{0};

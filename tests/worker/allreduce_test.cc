@@ -548,7 +548,7 @@ TEST(PrepareWireOps, SegmentsOperationsAtTheTofinoTagLimit) {
   EXPECT_EQ(wire[1]->chunks, 6u);
   EXPECT_NE(wire[0]->op_seq, wire[1]->op_seq);
   EXPECT_EQ(wire[0]->count + wire[1]->count, op->count);
-  EXPECT_EQ(op->pending, 2);
+  EXPECT_EQ(op->pending.load(), 2);
 }
 
 }  // namespace

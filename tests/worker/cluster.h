@@ -32,6 +32,11 @@ struct ClusterOptions {
   uint16_t elements = 64;
   transport::LinkFaults impairment;  // per hop (seeded 7 here, so runs repeat)
   CommunicatorOptions comm;
+  // Per rank, comm.engine.threads otherwise (the ranks of a job may differ).
+  std::vector<uint32_t> threads;
+  // Ranks with several threads get a fabric queue per thread
+  // (LoopbackFabric::AttachLanes) instead of sharing one.
+  bool queue_per_thread = false;
 };
 
 class Cluster {
@@ -67,7 +72,13 @@ class Cluster {
       }
     });
     for (int r = 0; r < o.workers; ++r) {
-      auto comm = Communicator::Create(workers_[r], *fabric_->Attach(workers_[r].node), o.comm);
+      CommunicatorOptions c = o.comm;
+      if (static_cast<size_t>(r) < o.threads.size()) c.engine.threads = o.threads[r];
+      auto comm =
+          c.engine.threads > 1 && o.queue_per_thread
+              ? Communicator::Create(workers_[r],
+                                     *fabric_->AttachLanes(workers_[r].node, c.engine.threads), c)
+              : Communicator::Create(workers_[r], *fabric_->Attach(workers_[r].node), c);
       EXPECT_TRUE(comm.ok()) << comm.status();
       comms_.push_back(std::move(*comm));
     }
