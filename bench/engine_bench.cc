@@ -5,11 +5,14 @@
 // thread that runs the reference switch pipeline and the root engine.
 //
 // "Per core" is gradient bytes over the CPU time of the rank's threads (its
-// progress thread and the caller): the process's CPU time less the network
+// progress threads and the caller): the process's CPU time less the network
 // thread's, which stands for the switch and the root, elsewhere on a real
-// fabric. The counter "process" divides by all of it. BM_QuantizePacketize,
-// the worker's inner loop alone (quantize into frames in memory), runs in the
-// same binary and is the baseline every rate is printed against.
+// fabric. The counter "process" divides by all of it, and "wall" is bytes
+// over elapsed time: Allreduce_2t's "wall" over Allreduce_1t's is what a
+// second progress thread (EngineOptions::threads, each with its own queue of
+// the fabric) buys. BM_QuantizePacketize, the worker's inner loop alone
+// (quantize into frames in memory), runs in the same binary and is the
+// baseline every rate is printed against; Allreduce_1t is the second.
 //
 //   build/release/bench/engine_bench                 # 1 MiB and 16 MiB tensors
 //   build/release/bench/engine_bench --sizes=small   # what the smoke test runs
@@ -40,9 +43,10 @@ namespace {
 // the root run on the fabric's network thread.
 class OneRankJob {
  public:
-  static absl::StatusOr<std::unique_ptr<OneRankJob>> Create(uint32_t slots, uint16_t elements) {
+  static absl::StatusOr<std::unique_ptr<OneRankJob>> Create(uint32_t slots, uint16_t elements,
+                                                            uint32_t threads) {
     auto job = std::unique_ptr<OneRankJob>(new OneRankJob);
-    absl::Status s = job->Start(slots, elements);
+    absl::Status s = job->Start(slots, elements, threads);
     if (!s.ok()) return s;
     return job;
   }
@@ -58,7 +62,7 @@ class OneRankJob {
  private:
   OneRankJob() = default;
 
-  absl::Status Start(uint32_t slots, uint16_t elements) {
+  absl::Status Start(uint32_t slots, uint16_t elements, uint32_t threads) {
     auto topo = grid::topology::GenerateTopology("testbed");
     if (!topo.ok()) return topo.status();
     topo_ = *std::move(topo);
@@ -94,10 +98,12 @@ class OneRankJob {
     }
     auto fabric =
         grid::bench::HandoffFabric::Create(config->second, static_cast<uint16_t>(worker_port),
-                                           static_cast<uint16_t>(root_port), *root);
+                                           static_cast<uint16_t>(root_port), *root, threads);
     if (!fabric.ok()) return fabric.status();
     fabric_ = *std::move(fabric);
-    auto comm = grid::Communicator::Create((*workers)[0], fabric_->TakeWorkerTransport(), {});
+    grid::CommunicatorOptions options;
+    options.engine.threads = threads;
+    auto comm = grid::Communicator::Create((*workers)[0], fabric_->TakeWorkerLanes(), options);
     if (!comm.ok()) return comm.status();
     comm_ = *std::move(comm);
     return absl::OkStatus();
@@ -118,21 +124,23 @@ absl::Duration ProcessCpu() {
 // iteration is the CPU the rank's threads used (the process's, less the
 // network thread's), so the rate is gradient bytes per second of a rank's
 // core; the counter "process" is the same bytes over the whole process's
-// CPU, the network thread included.
-void BM_Allreduce(benchmark::State& state) {
+// CPU, the network thread included; "wall" over elapsed time.
+void Allreduce(benchmark::State& state, uint32_t threads) {
   const size_t n = static_cast<size_t>(state.range(0));
   const auto elements = static_cast<uint16_t>(state.range(1));
-  auto job = OneRankJob::Create(/*slots=*/256, elements);
+  auto job = OneRankJob::Create(/*slots=*/256, elements, threads);
   if (!job.ok()) {
     state.SkipWithError(job.status().ToString().c_str());
     return;
   }
   const std::vector<float> in = grid::bench::Gradient(n);
   std::vector<float> out(n);
-  absl::Duration all;
+  absl::Duration all, wall;
   for (auto _ : state) {
     const absl::Duration cpu0 = ProcessCpu(), net0 = (*job)->fabric().NetworkCpu();
+    const absl::Time start = absl::Now();
     absl::Status s = (*job)->comm().AllReduce(in.data(), out.data(), n, grid::DataType::kFloat32);
+    wall += absl::Now() - start;
     const absl::Duration cpu = ProcessCpu() - cpu0;
     const absl::Duration rank = cpu - ((*job)->fabric().NetworkCpu() - net0);
     if (!s.ok()) {
@@ -154,7 +162,12 @@ void BM_Allreduce(benchmark::State& state) {
   const double bytes = static_cast<double>(state.iterations()) * n * sizeof(float);
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["process"] = benchmark::Counter(bytes / absl::ToDoubleSeconds(all));
+  state.counters["wall"] = benchmark::Counter(bytes / absl::ToDoubleSeconds(wall));
 }
+
+void BM_Allreduce_1t(benchmark::State& state) { Allreduce(state, 1); }
+void BM_Allreduce_2t(benchmark::State& state) { Allreduce(state, 2); }
+void BM_Allreduce_4t(benchmark::State& state) { Allreduce(state, 4); }
 
 // The worker's inner loop alone (bench_common.h), at the same frame size.
 void BM_QuantizePacketize(benchmark::State& state) {
@@ -172,13 +185,15 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> sizes =
       small ? std::vector<int64_t>{4096} : std::vector<int64_t>{1 << 18, 1 << 22};
   for (auto [name, fn] : {std::pair{"engine/QuantizePacketize", &BM_QuantizePacketize},
-                          std::pair{"engine/Allreduce", &BM_Allreduce}}) {
+                          std::pair{"engine/Allreduce_1t", &BM_Allreduce_1t},
+                          std::pair{"engine/Allreduce_2t", &BM_Allreduce_2t},
+                          std::pair{"engine/Allreduce_4t", &BM_Allreduce_4t}}) {
     auto* b = benchmark::RegisterBenchmark(name, fn);
     // The baseline is one thread; the allreduce times itself in CPU.
-    if (fn == &BM_Allreduce) {
-      b->UseManualTime();
-    } else {
+    if (fn == &BM_QuantizePacketize) {
       b->MeasureProcessCPUTime();
+    } else {
+      b->UseManualTime();
     }
     b->Unit(benchmark::kMillisecond);
     for (int64_t s : sizes) {
@@ -190,7 +205,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 2;
   grid::bench::RatioReporter reporter(grid::bench::RatioReporter::Measure::kRate,
-                                      {"QuantizePacketize"});
+                                      {"QuantizePacketize", "Allreduce_1t"});
   benchmark::RunSpecifiedBenchmarks(&reporter);
   reporter.PrintRatios();
   benchmark::Shutdown();

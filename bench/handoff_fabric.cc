@@ -7,10 +7,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "root/engine.h"
+#include "transport/lanes.h"
 
 namespace grid::bench {
 
@@ -105,7 +107,7 @@ class HandoffFabric::RootPort final : public Transport {
 
 absl::StatusOr<std::unique_ptr<HandoffFabric>> HandoffFabric::Create(
     const sw::SwitchConfig& config, uint16_t worker_port, uint16_t root_port,
-    const control::RootConfig& root) {
+    const control::RootConfig& root, uint32_t lanes) {
   auto pipeline = sw::Pipeline::Create(config);
   if (!pipeline.ok()) return pipeline.status();
   std::unique_ptr<HandoffFabric> f(new HandoffFabric);
@@ -113,7 +115,12 @@ absl::StatusOr<std::unique_ptr<HandoffFabric>> HandoffFabric::Create(
   f->worker_port_ = worker_port;
   f->root_port_ = root_port;
   f->root_transport_ = std::make_unique<RootPort>(f.get(), &f->to_root_);
-  f->worker_transport_ = std::make_unique<WorkerPort>(&f->up_, &f->down_);
+  for (uint32_t k = 0; k < std::max(lanes, 1u); ++k) {
+    f->up_.push_back(std::make_unique<FrameRing>());
+    f->down_.push_back(std::make_unique<FrameRing>());
+    f->worker_lanes_.push_back(std::make_unique<WorkerPort>(f->up_[k].get(), f->down_[k].get()));
+  }
+  f->woken_.assign(f->down_.size(), false);
   f->root_ = std::make_unique<root::RootEngine>(root, f->root_transport_.get());
   f->thread_ = std::thread([raw = f.get()] { raw->Run(); });
   return f;
@@ -124,8 +131,8 @@ HandoffFabric::~HandoffFabric() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::unique_ptr<Transport> HandoffFabric::TakeWorkerTransport() {
-  return std::move(worker_transport_);
+std::vector<std::unique_ptr<Transport>> HandoffFabric::TakeWorkerLanes() {
+  return std::move(worker_lanes_);
 }
 
 absl::Duration HandoffFabric::NetworkCpu() const {
@@ -154,7 +161,9 @@ void HandoffFabric::Switch(absl::Span<const uint8_t> frame, uint16_t in_port) {
     const auto bytes = out_.Bytes(o, frame_);
     // A full ring drops, as a full queue would; the rank resends.
     if (o.port == worker_port_) {
-      (void)down_.Push(bytes);
+      const uint32_t lane = transport::LaneOf(bytes, static_cast<uint32_t>(down_.size()));
+      (void)down_[lane]->Push(bytes);
+      woken_[lane] = true;
     } else if (o.port == root_port_) {
       (void)to_root_.Push(bytes);
     }
@@ -163,13 +172,16 @@ void HandoffFabric::Switch(absl::Span<const uint8_t> frame, uint16_t in_port) {
 
 void HandoffFabric::Run() {
   while (!stop_.load(std::memory_order_relaxed)) {
-    size_t work = up_.Pop(64, [&](absl::Span<const uint8_t> f) { Switch(f, worker_port_); });
-    while (root_->Poll()) ++work;
-    if (work != 0) {
-      down_.Wake();
-    } else {
-      sched_yield();
+    size_t work = 0;
+    for (auto& up : up_) {
+      work += up->Pop(64, [&](absl::Span<const uint8_t> f) { Switch(f, worker_port_); });
     }
+    while (root_->Poll()) ++work;
+    for (size_t k = 0; k < down_.size(); ++k) {
+      if (woken_[k]) down_[k]->Wake();
+      woken_[k] = false;
+    }
+    if (work == 0) sched_yield();
   }
 }
 

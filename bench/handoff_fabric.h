@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -59,7 +60,9 @@ class FrameRing {
 };
 
 // The rank W, its switch S and the root R of a one-rank job, with S and R
-// run by one network thread. Only W's transport leaves the fabric.
+// run by one network thread. Only W's transports leave the fabric: one per
+// progress thread of the rank, each with its own pair of rings, results
+// steered by slot (transport/lanes.h) as a NIC's queues would be.
 class HandoffFabric {
  public:
   // `worker` and `root` must both hang off `config`'s switch; `worker_port`
@@ -67,11 +70,12 @@ class HandoffFabric {
   static absl::StatusOr<std::unique_ptr<HandoffFabric>> Create(const sw::SwitchConfig& config,
                                                                uint16_t worker_port,
                                                                uint16_t root_port,
-                                                               const control::RootConfig& root);
+                                                               const control::RootConfig& root,
+                                                               uint32_t lanes = 1);
   ~HandoffFabric();
 
-  // The rank's transport (once).
-  std::unique_ptr<Transport> TakeWorkerTransport();
+  // The rank's transports, one per lane (once).
+  std::vector<std::unique_ptr<Transport>> TakeWorkerLanes();
   // CPU time the network thread has used so far.
   absl::Duration NetworkCpu() const;
 
@@ -87,9 +91,11 @@ class HandoffFabric {
   std::vector<uint8_t> frame_;
   uint16_t worker_port_ = 0, root_port_ = 0;
   int64_t last_ns_ = 0;
-  FrameRing up_, down_, to_root_;
+  std::vector<std::unique_ptr<FrameRing>> up_, down_;  // by lane
+  std::vector<bool> woken_;                            // lanes with results this round
+  FrameRing to_root_;
   std::unique_ptr<RootPort> root_transport_;
-  std::unique_ptr<WorkerPort> worker_transport_;
+  std::vector<std::unique_ptr<Transport>> worker_lanes_;
   std::unique_ptr<root::RootEngine> root_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -58,6 +58,14 @@ class Transport {
   // Frames dropped on arrival because they did not come from the transport's
   // one peer (a point-to-point link's other end); 0 where there is no peer.
   virtual uint64_t foreign_frames() const { return 0; }
+
+  // For a rank of several progress threads (EngineOptions::threads): a
+  // transport that can give each thread its own queue returns `lanes`
+  // transports, lane k receiving the frames of slots k mod lanes
+  // (wire::PeekSlot), and is not used afterwards. Unimplemented (the
+  // default): the threads share this one instead (docs/worker.md,
+  // "Threads").
+  virtual absl::StatusOr<std::vector<std::unique_ptr<Transport>>> OpenLanes(uint32_t lanes);
 };
 
 // A kind of transport: opens the whole spec string "SCHEME:..." it was

@@ -271,9 +271,23 @@ absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
   }
   if (absl::Status s = ValidateWorker(config); !s.ok()) return s;
   if (absl::Status s = ValidateEngine(config.rank, config.slots, options.engine); !s.ok()) return s;
-  // One transport for several threads: they share it.
+  // One transport for several threads: a queue each where it has them,
+  // else they share it.
   if (lanes.size() == 1 && options.engine.threads > 1) {
-    lanes = transport::SplitIntoLanes(std::move(lanes.front()), options.engine.threads);
+    auto own = lanes.front()->OpenLanes(options.engine.threads);
+    if (own.ok()) {
+      lanes = *std::move(own);
+    } else if (absl::IsUnimplemented(own.status())) {
+      lanes = transport::SplitIntoLanes(std::move(lanes.front()), options.engine.threads);
+    } else {
+      return absl::Status(own.status().code(),
+                          absl::StrFormat("rank %d: %d threads: %s", config.rank,
+                                          options.engine.threads, own.status().message()));
+    }
+    if (lanes.size() != options.engine.threads) {
+      return absl::InternalError(absl::StrFormat("rank %d: %d lanes for %d threads", config.rank,
+                                                 lanes.size(), options.engine.threads));
+    }
   }
   std::unique_ptr<api::Health> health;
   if (!options.bootstrap.store.empty() || options.bootstrap.open_store) {

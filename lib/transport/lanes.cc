@@ -9,6 +9,15 @@
 
 #include "absl/strings/str_format.h"
 
+namespace grid {
+
+absl::StatusOr<std::vector<std::unique_ptr<Transport>>> Transport::OpenLanes(uint32_t lanes) {
+  return absl::UnimplementedError(
+      absl::StrFormat("%s has no queue per lane (%d asked for)", Describe(), lanes));
+}
+
+}  // namespace grid
+
 namespace grid::transport {
 namespace {
 

@@ -2,6 +2,7 @@
 #include "transport/udp.h"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
@@ -57,11 +58,17 @@ std::string Format(const sockaddr_in& a) {
   return absl::StrFormat("%s:%d", wire::IpToString(ntohl(a.sin_addr.s_addr)), ntohs(a.sin_port));
 }
 
+// A socket for `spec`, bound. `offload` (links only): asks for UDP GSO and
+// GRO, and says whether the kernel has them. `reuseport`: one of a group of
+// sockets on the same address (lanes).
+absl::StatusOr<int> OpenSocket(const UdpSpec& spec, bool reuseport, bool* offload);
+
 class UdpTransport final : public Transport {
  public:
   // `offload`: the socket takes UDP_SEGMENT and delivers UDP_GRO (links).
-  UdpTransport(int fd, UdpSpec spec, bool offload)
-      : fd_(fd), spec_(std::move(spec)), offload_(offload) {
+  // `lane`: "" or which lane of a group of sockets this is, for Describe.
+  UdpTransport(int fd, UdpSpec spec, bool offload, std::string lane = "")
+      : fd_(fd), spec_(std::move(spec)), offload_(offload), lane_(std::move(lane)) {
     const size_t room = offload_ ? kGroBytes : kBufferBytes;
     rx_store_.resize(kBatch * room);
     for (size_t i = 0; i < kBatch; ++i) {
@@ -73,7 +80,50 @@ class UdpTransport final : public Transport {
     }
     if (offload_) gso_iov_.resize(kBatch * kMaxSegments);
   }
-  ~UdpTransport() override { ::close(fd_); }
+  ~UdpTransport() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Lanes, for GRID datagrams (udp:): `lanes` sockets in a SO_REUSEPORT
+  // group on this one's address, with a classic BPF program that picks the
+  // socket by the datagram's slot field mod `lanes` (the kernel runs it on
+  // the UDP payload, the GRID header onwards). This socket closes first, so
+  // the address is free to bind again. Links (udp-link) have none: their
+  // peers send runs of frames as one GSO datagram, which the kernel steers
+  // whole on loopback, so the rank's threads share the link's socket.
+  absl::StatusOr<std::vector<std::unique_ptr<Transport>>> OpenLanes(uint32_t lanes) override {
+    if (spec_.link) return Transport::OpenLanes(lanes);
+    ::close(fd_);
+    fd_ = -1;
+    std::vector<int> fds;
+    auto fail = [&](absl::Status s) {
+      for (int fd : fds) ::close(fd);
+      return s;
+    };
+    for (uint32_t k = 0; k < lanes; ++k) {
+      auto fd = OpenSocket(spec_, /*reuseport=*/true, nullptr);
+      if (!fd.ok()) return fail(fd.status());
+      fds.push_back(*fd);
+    }
+    const uint32_t at = offsetof(wire::WireHeader, slot);
+    sock_filter code[] = {
+        {BPF_LD | BPF_H | BPF_ABS, 0, 0, at},  // the slot (a short frame: lane 0)
+        {BPF_ALU | BPF_MOD | BPF_K, 0, 0, lanes},
+        {BPF_RET | BPF_A, 0, 0, 0},
+    };
+    sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
+    if (::setsockopt(fds[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) != 0) {
+      return fail(absl::UnavailableError(
+          absl::StrFormat("udp %s: steering %d lanes by slot (SO_ATTACH_REUSEPORT_CBPF): %s",
+                          Format(spec_.bind), lanes, std::strerror(errno))));
+    }
+    std::vector<std::unique_ptr<Transport>> out;
+    for (uint32_t k = 0; k < lanes; ++k) {
+      out.push_back(std::make_unique<UdpTransport>(
+          fds[k], spec_, false, absl::StrFormat(" (lane %d of %d, steered by slot)", k, lanes)));
+    }
+    return out;
+  }
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
     if (gso_) return SendSegmented(frames);
@@ -182,9 +232,9 @@ class UdpTransport final : public Transport {
   uint64_t foreign_frames() const override { return foreign_; }
 
   std::string Describe() const override {
-    return spec_.link ? absl::StrFormat("udp-link %s -> %s%s", Format(spec_.bind),
-                                        Format(spec_.peer), offload_ ? " (gso, gro)" : "")
-                      : absl::StrFormat("udp %s", Format(spec_.bind));
+    return spec_.link ? absl::StrFormat("udp-link %s -> %s%s%s", Format(spec_.bind),
+                                        Format(spec_.peer), offload_ ? " (gso, gro)" : "", lane_)
+                      : absl::StrFormat("udp %s%s", Format(spec_.bind), lane_);
   }
 
  private:
@@ -324,6 +374,7 @@ class UdpTransport final : public Transport {
   int fd_;
   UdpSpec spec_;
   const bool offload_;
+  const std::string lane_;
   bool gso_ = offload_;            // off once the path refused a segmented datagram
   std::vector<uint8_t> rx_store_;  // kBatch buffers
   std::vector<iovec> gso_iov_;     // kMaxSegments per datagram
@@ -404,7 +455,9 @@ absl::StatusOr<UdpSpec> ParseUdpSpec(std::string_view spec) {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
+namespace {
+
+absl::StatusOr<int> OpenSocket(const UdpSpec& spec, bool reuseport, bool* offload) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError(absl::StrFormat("udp socket: %s", std::strerror(errno)));
   const int buffer = 8 << 20;
@@ -415,17 +468,25 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
   // A link's datagrams carry whole frames (the emulation's own wrapping):
   // they keep the kernel's checksum (free on loopback and offloading NICs),
   // which UDP GSO requires, and use GSO and GRO where the kernel has them.
-  bool offload = false;
   if (spec.link) {
-    const int on = 1;
-    const int segment = 1024;
-    offload = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof(segment)) == 0 &&
-              ::setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
-    const int none = 0;
-    if (offload) ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &none, sizeof(none));
+    if (offload != nullptr) {
+      const int on = 1;
+      const int segment = 1024;
+      *offload = ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &segment, sizeof(segment)) == 0 &&
+                 ::setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
+      const int none = 0;
+      if (*offload) ::setsockopt(fd, SOL_UDP, UDP_SEGMENT, &none, sizeof(none));
+    }
   } else {
     const int no_check = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &no_check, sizeof(no_check));
+  }
+  const int on = 1;
+  if (reuseport && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return absl::UnavailableError(
+        absl::StrFormat("udp %s: SO_REUSEPORT: %s", Format(spec.bind), std::strerror(e)));
   }
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&spec.bind), sizeof(spec.bind)) != 0) {
     const int e = errno;
@@ -433,7 +494,16 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
     return absl::UnavailableError(
         absl::StrFormat("udp bind %s: %s", Format(spec.bind), std::strerror(e)));
   }
-  std::unique_ptr<Transport> t(new UdpTransport(fd, spec, offload));
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transport>> OpenUdp(const UdpSpec& spec) {
+  bool offload = false;
+  auto fd = OpenSocket(spec, /*reuseport=*/false, &offload);
+  if (!fd.ok()) return fd.status();
+  std::unique_ptr<Transport> t(new UdpTransport(*fd, spec, offload));
   if (spec.faults.any()) t = std::make_unique<ImpairedTransport>(std::move(t), spec.faults);
   return t;
 }

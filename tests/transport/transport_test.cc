@@ -42,11 +42,13 @@ int FreePortPair() {
   return 30000 + static_cast<int>(::getpid() % 2000) * 8;
 }
 
-std::vector<uint8_t> Frame(uint32_t src, uint32_t dst, uint32_t chunk, uint16_t n = 4) {
+std::vector<uint8_t> Frame(uint32_t src, uint32_t dst, uint32_t chunk, uint16_t n = 4,
+                           uint16_t slot = 0) {
   wire::Header h;
   h.type = wire::MessageType::kData;
   h.job_id = 9;
   h.fan_in = 1;
+  h.slot = slot;
   h.chunk = chunk;
   h.num_elements = n;
   wire::FrameAddress a;
@@ -148,6 +150,42 @@ TEST(UdpTransport, DatagramModeRebuildsFramesWithTheSendersAddress) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->header.chunk, 42u);
   EXPECT_EQ(v->address.src_ip, ip_a);  // mapped back through the route
+}
+
+// A rank's progress threads each get a socket: a SO_REUSEPORT group whose
+// BPF program picks the socket by the datagram's slot field.
+TEST(UdpTransport, LanesReceiveTheFramesOfTheirSlots) {
+  const int p = FreePortPair() + 16000;
+  auto a =
+      OpenTransport(absl::StrFormat("udp:bind=127.0.0.1:%d,route=10.0.0.2@127.0.0.1:%d", p, p + 1));
+  auto b =
+      OpenTransport(absl::StrFormat("udp:bind=127.0.0.1:%d,route=10.0.0.1@127.0.0.1:%d", p + 1, p));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  auto lanes = (*a)->OpenLanes(3);
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  ASSERT_EQ(lanes->size(), 3u);
+  EXPECT_THAT((*lanes)[1]->Describe(), HasSubstr("lane 1 of 3"));
+  std::vector<std::vector<uint8_t>> frames;
+  for (uint16_t slot = 0; slot < 30; ++slot) {
+    frames.push_back(Frame(0x0a000002, 0x0a000001, slot, 64, slot));
+  }
+  std::vector<absl::Span<const uint8_t>> spans(frames.begin(), frames.end());
+  ASSERT_EQ((*b)->Send(spans), frames.size());
+  for (uint32_t k = 0; k < 3; ++k) {
+    const auto got = Drain(*(*lanes)[k], 10);
+    ASSERT_EQ(got.size(), 10u) << "lane " << k;
+    for (const auto& f : got) EXPECT_EQ(wire::PeekSlot(f) % 3, static_cast<int>(k));
+  }
+  // A lane sends from the same address: the peer takes it.
+  const std::vector<uint8_t> back = Frame(0x0a000001, 0x0a000002, 4, 64, 4);
+  const absl::Span<const uint8_t> one[] = {back};
+  (*lanes)[2]->Send(one);
+  EXPECT_EQ(Drain(**b, 1).size(), 1u);
+  // A link's threads share its socket (its peer's GSO runs arrive whole).
+  auto link =
+      OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p + 2, p + 3));
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_TRUE(absl::IsUnimplemented((*link)->OpenLanes(2).status()));
 }
 
 TEST(UdpTransport, FaultInjectionDropsAndDuplicates) {
@@ -433,6 +471,23 @@ TEST(Bootstrap, FramesFromTheEnvironment) {
   ::setenv("GRID_ELEMENTS", "2000", 1);
   EXPECT_THAT(Communicator::OptionsFromEnvironment().status().message(),
               AllOf(HasSubstr("GRID_ELEMENTS=\"2000\""), HasSubstr("\"auto\"")));
+  ::unsetenv("GRID_ELEMENTS");
+}
+
+TEST(Bootstrap, ThreadsFromTheEnvironment) {
+  struct Env {
+    ~Env() { ::unsetenv("GRID_THREADS"); }
+  } env;
+  ::setenv("GRID_THREADS", "3", 1);
+  auto o = Communicator::OptionsFromEnvironment();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->engine.threads, 3u);
+  ::setenv("GRID_THREADS", "0", 1);
+  EXPECT_THAT(Communicator::OptionsFromEnvironment().status().message(), HasSubstr("GRID_THREADS"));
+  ::unsetenv("GRID_THREADS");
+  o = Communicator::OptionsFromEnvironment();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->engine.threads, 1u);
 }
 
 // A store of the program's own (BootstrapOptions::open_store, Gloo's

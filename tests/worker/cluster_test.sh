@@ -7,8 +7,9 @@
 #   cluster_test.sh FABRIC SCENARIO TOOLS_DIR WORKER
 #     FABRIC    udp (kernel UDP links) or memif (DPDK memif links)
 #     SCENARIO  lossy: 1% loss, duplication and reordering on every link
-#                 direction; every result must be right, and retransmissions
-#                 must happen
+#                 direction, each rank on two progress threads sharing its
+#                 link (GRID_THREADS=2); every result must be right, and
+#                 retransmissions must happen
 #               kill: rank 3 is killed mid-operation; every other rank must
 #                 fail within 2x the timeout, and nothing may be left running,
 #                 bound or mapped
@@ -36,7 +37,8 @@ grep -q '"elements": 1024' "$work/store/grid/worker/0" ||
   fail "the controller's default frame is not 1024 elements: $(grep elements "$work/store/grid/worker/0")"
 
 if [ "$mode" = lossy ]; then
-  GRID_TIMEOUT_MS=60000 GRID_RTO_US=5000 fabric_ranks 8 "$worker" --iterations=3 --count=20000
+  GRID_TIMEOUT_MS=60000 GRID_RTO_US=5000 GRID_THREADS=2 fabric_ranks 8 "$worker" --iterations=3 \
+    --count=20000
   fabric_wait_ranks || fail "a worker failed"
   retrans=0
   for r in $(seq 0 7); do
@@ -45,7 +47,7 @@ if [ "$mode" = lossy ]; then
     retrans=$((retrans + n))
   done
   [ "$retrans" -gt 0 ] || fail "no retransmissions under 1% loss"
-  echo "$fabric: 8 ranks, every result right; $retrans retransmissions"
+  echo "$fabric: 8 ranks of 2 threads, every result right; $retrans retransmissions"
   cat "$work/rank-0.log"
 elif [ "$mode" = kill ]; then
   # The first operation waits for every rank to start; on these 2-core
