@@ -10,7 +10,8 @@
 #   fabric_scratch                               (tests) $work, $base, $job, a trap, fail
 #   fabric_start_lossy TOOLS                     (tests) the 4-worker testbed, lossy UDP
 #
-# env: FABRIC_SWITCH_FLAGS, extra flags for every grid-switch (--idle-us=10).
+# env: FABRIC_SWITCH_FLAGS, extra flags for every grid-switch (--idle-us=10);
+#      FABRIC_ROOT_FLAGS, for grid-root (--threads=2).
 
 fabric_pids=()
 fabric_rank_pids=()
@@ -38,7 +39,7 @@ fabric_start() {
   done
   # With FABRIC_ROOT_IN_RANK set, a rank hosts the root (GRID_ROOT_RANK).
   if [ -z "${FABRIC_ROOT_IN_RANK:-}" ]; then
-    "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
+    "$tools/grid-root" --store="file:$work/store" ${FABRIC_ROOT_FLAGS:-} > "$work/root.log" 2>&1 &
     fabric_pids+=($!)
   fi
 }

@@ -11,15 +11,17 @@
 #include "grid/control.h"
 #include "grid/store.h"
 #include "grid/transport.h"
-#include "root/engine.h"
+#include "root/shards.h"
 #include "tools/flags.h"
 
 namespace {
 
 constexpr char kUsage[] =
     "usage: grid-root (--store=SPEC | --config=root.json --transport=SPEC)\n"
-    "                 [--bootstrap-timeout-ms=60000]\n"
-    "Runs the job's root. The store holds grid/root and grid/root-transport.\n";
+    "                 [--bootstrap-timeout-ms=60000] [--threads=1]\n"
+    "Runs the job's root. The store holds grid/root and grid/root-transport.\n"
+    "--threads=N: N threads, each completing the slots s with s % N == its index\n"
+    "(docs/worker.md, \"Threads\").\n";
 
 volatile std::sig_atomic_t g_stop = 0, g_dump = 0;
 void OnSignal(int sig) {
@@ -46,7 +48,9 @@ std::string StatsJson(const grid::root::RootStats& s) {
 int main(int argc, char** argv) {
   using namespace grid;
   const tools::Flags flags("grid-root", argc, argv,
-                           {"store", "config", "transport", "bootstrap-timeout-ms"}, kUsage);
+                           {"store", "config", "transport", "bootstrap-timeout-ms", "threads"},
+                           kUsage);
+  const auto threads = static_cast<uint32_t>(flags.Int("threads", 1, 1, 64));
   const absl::Duration wait =
       absl::Milliseconds(flags.Int("bootstrap-timeout-ms", 60000, 1, 1ll << 40));
   std::string config_text, spec = flags.String("transport", "");
@@ -75,19 +79,23 @@ int main(int argc, char** argv) {
   if (!config.ok()) flags.Fail(std::string(config.status().message()));
   auto transport = OpenTransport(spec);
   if (!transport.ok()) flags.Fail(std::string(transport.status().message()));
-  root::RootEngine engine(*config, transport->get());
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGUSR1, OnSignal);
+  auto root =
+      root::RootShards::Start(*config, *std::move(transport), threads, absl::Milliseconds(5));
+  if (!root.ok()) flags.Fail(std::string(root.status().message()));
   std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
-               config->contributors.size(), (*transport)->Describe().c_str());
+               config->contributors.size(), (*root)->Describe().c_str());
+  // The lanes run on their own threads; this one waits for a signal.
   while (!g_stop) {
-    if (!engine.Poll()) (*transport)->WaitReadable(absl::Milliseconds(5));
+    absl::SleepFor(absl::Milliseconds(20));
     if (g_dump) {
       g_dump = 0;
-      std::fprintf(stderr, "%s\n", StatsJson(engine.stats()).c_str());
+      std::fprintf(stderr, "%s\n", StatsJson((*root)->stats()).c_str());
     }
   }
-  std::printf("%s\n", StatsJson(engine.stats()).c_str());
+  (*root)->Stop();
+  std::printf("%s\n", StatsJson((*root)->stats()).c_str());
   return 0;
 }

@@ -82,6 +82,10 @@ struct ControlOptions {
 struct RootHostOptions {
   bool serve = false;
   std::string transport;  // empty: the store's grid/root-transport
+  // Threads, each completing the chunks of its lane of the slots (slot mod
+  // threads) on its own queue of the transport, or a share of it
+  // (docs/worker.md, "Threads"); 1 to 64 and at most the pool size.
+  uint32_t threads = 1;
 };
 
 // The worker engine's tunables.

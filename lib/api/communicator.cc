@@ -161,7 +161,7 @@ absl::StatusOr<std::unique_ptr<api::RootRunner>> HostRoot(const CommunicatorOpti
   }
   auto transport = Open(o.bootstrap, spec);
   if (!transport.ok()) return transport.status();
-  return std::make_unique<api::RootRunner>(*config, *std::move(transport));
+  return api::RootRunner::Start(*config, *std::move(transport), o.root.threads);
 }
 
 struct Parts {
@@ -274,20 +274,13 @@ absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
   // One transport for several threads: a queue each where it has them,
   // else they share it.
   if (lanes.size() == 1 && options.engine.threads > 1) {
-    auto own = lanes.front()->OpenLanes(options.engine.threads);
-    if (own.ok()) {
-      lanes = *std::move(own);
-    } else if (absl::IsUnimplemented(own.status())) {
-      lanes = transport::SplitIntoLanes(std::move(lanes.front()), options.engine.threads);
-    } else {
+    auto own = transport::LanesOf(std::move(lanes.front()), options.engine.threads);
+    if (!own.ok()) {
       return absl::Status(own.status().code(),
                           absl::StrFormat("rank %d: %d threads: %s", config.rank,
                                           options.engine.threads, own.status().message()));
     }
-    if (lanes.size() != options.engine.threads) {
-      return absl::InternalError(absl::StrFormat("rank %d: %d lanes for %d threads", config.rank,
-                                                 lanes.size(), options.engine.threads));
-    }
+    lanes = *std::move(own);
   }
   std::unique_ptr<api::Health> health;
   if (!options.bootstrap.store.empty() || options.bootstrap.open_store) {

@@ -1,19 +1,15 @@
 #include "api/root_runner.h"
 
+#include <utility>
+
 namespace grid::api {
 
-RootRunner::RootRunner(const control::RootConfig& config, std::unique_ptr<Transport> transport)
-    : transport_(std::move(transport)), engine_(config, transport_.get()) {
-  thread_ = std::thread([this] {
-    while (!stop_.load(std::memory_order_relaxed)) {
-      if (!engine_.Poll()) transport_->WaitReadable(kIdleWait);
-    }
-  });
-}
-
-RootRunner::~RootRunner() {
-  stop_ = true;
-  thread_.join();
+absl::StatusOr<std::unique_ptr<RootRunner>> RootRunner::Start(const control::RootConfig& config,
+                                                              std::unique_ptr<Transport> transport,
+                                                              uint32_t threads) {
+  auto shards = root::RootShards::Start(config, std::move(transport), threads, kIdleWait);
+  if (!shards.ok()) return shards.status();
+  return std::unique_ptr<RootRunner>(new RootRunner(*std::move(shards)));
 }
 
 }  // namespace grid::api

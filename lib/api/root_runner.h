@@ -1,17 +1,16 @@
 // Internal: the job's root (parameter server) hosted in a rank's process, on
-// its own thread and transport, for as long as the communicator lives
+// its own threads and transport, for as long as the communicator lives
 // (RootHostOptions).
 #ifndef GRID_LIB_API_ROOT_RUNNER_H_
 #define GRID_LIB_API_ROOT_RUNNER_H_
 
-#include <atomic>
 #include <memory>
-#include <thread>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grid/host_config.h"
 #include "grid/transport.h"
-#include "root/engine.h"
+#include "root/shards.h"
 
 namespace grid::api {
 
@@ -21,16 +20,14 @@ class RootRunner {
   // nothing: short enough that a result goes out within a round trip.
   static constexpr absl::Duration kIdleWait = absl::Milliseconds(2);
 
-  RootRunner(const control::RootConfig& config, std::unique_ptr<Transport> transport);
-  ~RootRunner();
-  RootRunner(const RootRunner&) = delete;
-  RootRunner& operator=(const RootRunner&) = delete;
+  // `threads`: the root's lanes of `transport` (root/shards.h).
+  static absl::StatusOr<std::unique_ptr<RootRunner>> Start(const control::RootConfig& config,
+                                                           std::unique_ptr<Transport> transport,
+                                                           uint32_t threads);
 
  private:
-  std::unique_ptr<Transport> transport_;
-  root::RootEngine engine_;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  explicit RootRunner(std::unique_ptr<root::RootShards> shards) : shards_(std::move(shards)) {}
+  std::unique_ptr<root::RootShards> shards_;
 };
 
 }  // namespace grid::api

@@ -1,7 +1,11 @@
 #include "transport/lanes.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -24,18 +28,41 @@ namespace {
 // What the lanes of one transport share.
 struct Shared {
   struct Inbox {
+    Inbox() : event(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+    ~Inbox() {
+      if (event >= 0) ::close(event);
+    }
     std::mutex mu;
-    std::condition_variable cv;
     std::deque<std::vector<uint8_t>> frames;
     std::vector<std::vector<uint8_t>> spare;  // buffers to reuse
+    // Readable once another lane put frames here (-1 if the kernel refused
+    // one: the lane then finds them when its waits time out).
+    const int event;
   };
-  explicit Shared(std::unique_ptr<Transport> t, uint32_t n) : transport(std::move(t)), inboxes(n) {}
+  explicit Shared(std::unique_ptr<Transport> t, uint32_t n)
+      : transport(std::move(t)),
+        poll_fd(transport->PollFd()),
+        datagrams(transport->datagrams()),
+        describe(transport->Describe()),
+        inboxes(n) {}
 
   std::unique_ptr<Transport> transport;
-  std::mutex rx_mu;  // one lane receives from (or waits on) the transport at a time
-  std::mutex tx_mu;
-  std::vector<Inbox> inboxes;  // by lane
+  // Every call into `transport` holds it: a transport need not be
+  // thread-safe, and any call may send (a fault injector releases a held
+  // frame when it is received from or waited on).
+  std::mutex io_mu;
+  const int poll_fd;  // waited on without io_mu when there is one
+  // What the lanes answer without a call into the transport: they are asked
+  // while frames are handed out, under io_mu.
+  const bool datagrams;
+  const std::string describe;
+  std::atomic<uint64_t> foreign{0};  // the transport's count after each receive
+  std::vector<Inbox> inboxes;        // by lane
 };
+
+// Without a descriptor to poll, one lane waits inside the transport, holding
+// io_mu: this long at most, so the other lanes' sends are not held up.
+constexpr absl::Duration kMaxLockedWait = absl::Microseconds(100);
 
 class LaneTransport final : public Transport {
  public:
@@ -43,16 +70,17 @@ class LaneTransport final : public Transport {
       : shared_(std::move(shared)), index_(index) {}
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
-    std::lock_guard<std::mutex> lock(shared_->tx_mu);
+    std::lock_guard<std::mutex> lock(shared_->io_mu);
     return shared_->transport->Send(frames);
   }
 
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
     size_t got = TakeInbox(max, on_frame);
-    if (got < max && shared_->rx_mu.try_lock()) {
+    const size_t taken = got;
+    if (got < max && shared_->io_mu.try_lock()) {
       const auto lanes = static_cast<uint32_t>(shared_->inboxes.size());
       uint64_t woken = 0;  // lanes with new frames, as bits
-      shared_->transport->Receive(max - got, [&](absl::Span<const uint8_t> frame) {
+      const size_t n = shared_->transport->Receive(max - got, [&](absl::Span<const uint8_t> frame) {
         const uint32_t lane = LaneOf(frame, lanes);
         if (lane == index_) {
           on_frame(frame);
@@ -70,39 +98,62 @@ class LaneTransport final : public Transport {
         box.frames.push_back(std::move(copy));
         woken |= uint64_t{1} << lane;
       });
-      shared_->rx_mu.unlock();
+      shared_->foreign.store(shared_->transport->foreign_frames(), std::memory_order_relaxed);
+      shared_->io_mu.unlock();
       for (uint32_t k = 0; k < lanes; ++k) {
-        if (woken & (uint64_t{1} << k)) shared_->inboxes[k].cv.notify_one();
+        const int event = shared_->inboxes[k].event;
+        if ((woken & (uint64_t{1} << k)) && event >= 0) {
+          const uint64_t one = 1;
+          (void)!::write(event, &one, sizeof(one));
+        }
       }
+      // The batch was full: more may wait inside the transport (a
+      // coalesced datagram's rest) where polling its descriptor cannot see.
+      more_ = n == max - taken;
     }
     return got;
   }
 
   void WaitReadable(absl::Duration timeout) override {
     Shared::Inbox& box = shared_->inboxes[index_];
+    if (more_) {
+      more_ = false;
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(box.mu);
       if (!box.frames.empty()) return;
     }
-    // Waits on the transport itself when no other lane does; else on its
-    // inbox, which the lane that receives fills.
-    if (shared_->rx_mu.try_lock()) {
-      shared_->transport->WaitReadable(timeout);
-      shared_->rx_mu.unlock();
-      return;
+    // Every lane polls the transport's descriptor, if it has one, and its
+    // inbox's event: whichever lane wakes first receives and hands the
+    // others their frames. Without a descriptor, a lane waits inside the
+    // transport (briefly: it holds io_mu) when no other lane does, and the
+    // others on their inboxes.
+    pollfd p[2] = {{box.event, POLLIN, 0}, {shared_->poll_fd, POLLIN, 0}};
+    int n = 2;
+    if (shared_->poll_fd < 0) {
+      if (shared_->io_mu.try_lock()) {
+        shared_->transport->WaitReadable(std::min(timeout, kMaxLockedWait));
+        shared_->io_mu.unlock();
+        return;
+      }
+      n = 1;
     }
-    std::unique_lock<std::mutex> lock(box.mu);
-    box.cv.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] { return !box.frames.empty(); });
+    ::poll(p, n, static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout))));
+    if (box.event >= 0 && (p[0].revents & POLLIN)) {
+      uint64_t count;
+      (void)!::read(box.event, &count, sizeof(count));
+    }
   }
 
   std::string Describe() const override {
-    return absl::StrFormat("%s (lane %d of %d)", shared_->transport->Describe(), index_,
+    return absl::StrFormat("%s (lane %d of %d)", shared_->describe, index_,
                            shared_->inboxes.size());
   }
-  bool datagrams() const override { return shared_->transport->datagrams(); }
+  bool datagrams() const override { return shared_->datagrams; }
   // Counted once, on lane 0.
   uint64_t foreign_frames() const override {
-    return index_ == 0 ? shared_->transport->foreign_frames() : 0;
+    return index_ == 0 ? shared_->foreign.load(std::memory_order_relaxed) : 0;
   }
 
  private:
@@ -129,6 +180,7 @@ class LaneTransport final : public Transport {
   std::shared_ptr<Shared> shared_;
   const uint32_t index_;
   std::vector<std::vector<uint8_t>> taken_;  // reused per call
+  bool more_ = false;                        // the last receive filled its batch
 };
 
 }  // namespace
@@ -144,6 +196,21 @@ std::vector<std::unique_ptr<Transport>> SplitIntoLanes(std::unique_ptr<Transport
   auto shared = std::make_shared<Shared>(std::move(transport), lanes);
   for (uint32_t k = 0; k < lanes; ++k) out.push_back(std::make_unique<LaneTransport>(shared, k));
   return out;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<Transport>>> LanesOf(
+    std::unique_ptr<Transport> transport, uint32_t lanes) {
+  if (lanes <= 1) return SplitIntoLanes(std::move(transport), 1);
+  auto own = transport->OpenLanes(lanes);
+  if (own.ok()) {
+    if (own->size() != lanes) {
+      return absl::InternalError(
+          absl::StrFormat("%s gave %d lanes for %d", transport->Describe(), own->size(), lanes));
+    }
+    return own;
+  }
+  if (!absl::IsUnimplemented(own.status())) return own.status();
+  return SplitIntoLanes(std::move(transport), lanes);
 }
 
 }  // namespace grid::transport

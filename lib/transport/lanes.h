@@ -2,7 +2,8 @@
 // its own lane of the pool's slots (docs/worker.md, "Threads"). Where a
 // transport has no queue per lane, SplitIntoLanes shares it: whichever lane
 // receives a batch keeps the frames of its slots and hands the others to
-// their lanes' inboxes (a copy each), and sends are serialized.
+// their lanes' inboxes (a copy each), and no two calls into the transport
+// overlap (it need not be thread-safe).
 #ifndef GRID_LIB_TRANSPORT_LANES_H_
 #define GRID_LIB_TRANSPORT_LANES_H_
 
@@ -29,6 +30,12 @@ inline uint32_t LaneOf(absl::Span<const uint8_t> frame, uint32_t lanes) {
 // time, different lanes by different threads. One lane: `transport` itself.
 std::vector<std::unique_ptr<Transport>> SplitIntoLanes(std::unique_ptr<Transport> transport,
                                                        uint32_t lanes);
+
+// `lanes` lanes of `transport`: its own queues where it has them
+// (Transport::OpenLanes), else SplitIntoLanes. Errors other than
+// Unimplemented from OpenLanes are returned.
+absl::StatusOr<std::vector<std::unique_ptr<Transport>>> LanesOf(
+    std::unique_ptr<Transport> transport, uint32_t lanes);
 
 }  // namespace grid::transport
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +30,7 @@
 #include "grid/store.h"
 #include "grid/wire.h"
 #include "gtest/gtest.h"
+#include "transport/lanes.h"
 #include "transport/udp.h"
 
 namespace grid {
@@ -186,6 +188,84 @@ TEST(UdpTransport, LanesReceiveTheFramesOfTheirSlots) {
       OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p + 2, p + 3));
   ASSERT_TRUE(link.ok()) << link.status();
   EXPECT_TRUE(absl::IsUnimplemented((*link)->OpenLanes(2).status()));
+}
+
+// A transport that records calls into it that overlap (a transport need
+// not be thread-safe) and echoes what it is sent, one frame per slot.
+class OverlapChecker final : public Transport {
+ public:
+  size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+    Enter();
+    for (auto f : frames) queue_.emplace_back(f.begin(), f.end());
+    Leave();
+    return frames.size();
+  }
+  size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
+    Enter();
+    size_t n = 0;
+    while (n < max && !queue_.empty()) {
+      on_frame(queue_.front());
+      queue_.erase(queue_.begin());
+      ++n;
+    }
+    Leave();
+    return n;
+  }
+  void WaitReadable(absl::Duration timeout) override {
+    Enter();
+    absl::SleepFor(std::min(timeout, absl::Microseconds(50)));
+    Leave();
+  }
+  std::string Describe() const override { return "overlap checker"; }
+  std::atomic<int> overlaps{0};
+
+ private:
+  void Enter() {
+    if (inside_.fetch_add(1) != 0) ++overlaps;
+  }
+  void Leave() { inside_.fetch_sub(1); }
+  std::atomic<int> inside_{0};
+  std::vector<std::vector<uint8_t>> queue_;
+};
+
+// Lanes sharing one transport: every frame reaches the lane of its slot, and
+// no two calls into the transport overlap, though each lane sends, receives
+// and waits from its own thread.
+TEST(TransportLanes, ASharedTransportIsCalledByOneLaneAtATime) {
+  auto owned = std::make_unique<OverlapChecker>();
+  OverlapChecker* checker = owned.get();
+  auto lanes = transport::SplitIntoLanes(std::move(owned), 3);
+  ASSERT_EQ(lanes.size(), 3u);
+  std::vector<int> wrong(3, 0), got(3, 0);
+  std::vector<std::thread> threads;
+  for (uint32_t k = 0; k < 3; ++k) {
+    threads.emplace_back([&, k] {
+      for (int i = 0; i < 300; ++i) {
+        const std::vector<uint8_t> f =
+            Frame(1, 2, i, 4, static_cast<uint16_t>((i % 3 + k) % 3 + 3 * (i % 5)));
+        const absl::Span<const uint8_t> one[] = {f};
+        lanes[k]->Send(one);
+        lanes[k]->Receive(8, [&](absl::Span<const uint8_t> frame) {
+          ++got[k];
+          if (wire::PeekSlot(frame) % 3 != static_cast<int>(k)) ++wrong[k];
+        });
+        lanes[k]->WaitReadable(absl::Microseconds(20));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  // What is left, drained by each lane.
+  for (uint32_t k = 0; k < 3; ++k) {
+    for (int i = 0; i < 100; ++i) {
+      lanes[k]->Receive(64, [&](absl::Span<const uint8_t> frame) {
+        ++got[k];
+        if (wire::PeekSlot(frame) % 3 != static_cast<int>(k)) ++wrong[k];
+      });
+    }
+  }
+  EXPECT_EQ(checker->overlaps.load(), 0);
+  EXPECT_EQ(wrong, std::vector<int>(3, 0));
+  EXPECT_EQ(got[0] + got[1] + got[2], 900);
 }
 
 TEST(UdpTransport, FaultInjectionDropsAndDuplicates) {

@@ -19,6 +19,7 @@
 #include "grid/topology.h"
 #include "gtest/gtest.h"
 #include "root/engine.h"
+#include "root/shards.h"
 #include "support/loopback.h"
 
 namespace grid::testing {
@@ -37,6 +38,9 @@ struct ClusterOptions {
   // Ranks with several threads get a fabric queue per thread
   // (LoopbackFabric::AttachLanes) instead of sharing one.
   bool queue_per_thread = false;
+  // The root's threads (root/shards.h), each on its own fabric queue
+  // (LoopbackFabric::AttachLanes); above 1, RestartRoot is not available.
+  uint32_t root_threads = 1;
 };
 
 class Cluster {
@@ -59,18 +63,26 @@ class Cluster {
     transport::LinkFaults faults = o.impairment;
     faults.seed = 7;
     fabric_ = *testing::LoopbackFabric::Create(topo_, *switches, faults);
-    root_transport_ = *fabric_->Attach(root_config_.node);
-    root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
-    root_thread_ = std::thread([this] {
-      while (!stop_.load()) {
-        bool any;
-        {
-          std::lock_guard<std::mutex> lock(root_mu_);
-          any = root_->Poll();
+    if (o.root_threads > 1) {
+      auto shards = root::RootShards::Start(
+          root_config_, *fabric_->AttachLanes(root_config_.node, o.root_threads),
+          absl::Milliseconds(2));
+      EXPECT_TRUE(shards.ok()) << shards.status();
+      root_shards_ = *std::move(shards);
+    } else {
+      root_transport_ = *fabric_->Attach(root_config_.node);
+      root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
+      root_thread_ = std::thread([this] {
+        while (!stop_.load()) {
+          bool any;
+          {
+            std::lock_guard<std::mutex> lock(root_mu_);
+            any = root_->Poll();
+          }
+          if (!any) root_transport_->WaitReadable(absl::Milliseconds(2));
         }
-        if (!any) root_transport_->WaitReadable(absl::Milliseconds(2));
-      }
-    });
+      });
+    }
     for (int r = 0; r < o.workers; ++r) {
       CommunicatorOptions c = o.comm;
       if (static_cast<size_t>(r) < o.threads.size()) c.engine.threads = o.threads[r];
@@ -89,8 +101,12 @@ class Cluster {
     StopRoot();
   }
 
-  // Stops the root's thread (so its counters can be read).
-  const root::RootStats& StopRoot() {
+  // Stops the root's threads (so its counters can be read).
+  root::RootStats StopRoot() {
+    if (root_shards_) {
+      root_shards_->Stop();
+      return root_shards_->stats();
+    }
     stop_.store(true);
     if (root_thread_.joinable()) root_thread_.join();
     return root_->stats();
@@ -124,6 +140,7 @@ class Cluster {
   // The root's counters so far (read while its thread runs: for tests that
   // only compare them after the ranks are done).
   root::RootStats root_stats() {
+    if (root_shards_) return root_shards_->stats();
     std::lock_guard<std::mutex> lock(root_mu_);
     return root_->stats();
   }
@@ -140,6 +157,7 @@ class Cluster {
   std::unique_ptr<Transport> root_transport_;
   std::unique_ptr<root::RootEngine> root_;
   std::thread root_thread_;
+  std::unique_ptr<root::RootShards> root_shards_;  // root_threads > 1
   std::atomic<bool> stop_{false};
   std::vector<std::unique_ptr<Communicator>> comms_;
 };

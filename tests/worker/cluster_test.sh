@@ -7,9 +7,9 @@
 #   cluster_test.sh FABRIC SCENARIO TOOLS_DIR WORKER
 #     FABRIC    udp (kernel UDP links) or memif (DPDK memif links)
 #     SCENARIO  lossy: 1% loss, duplication and reordering on every link
-#                 direction, each rank on two progress threads sharing its
-#                 link (GRID_THREADS=2); every result must be right, and
-#                 retransmissions must happen
+#                 direction, each rank and the root on two threads sharing
+#                 their link (GRID_THREADS=2, grid-root --threads=2); every
+#                 result must be right, and retransmissions must happen
 #               kill: rank 3 is killed mid-operation; every other rank must
 #                 fail within 2x the timeout, and nothing may be left running,
 #                 bound or mapped
@@ -29,6 +29,7 @@ if [ "$fabric" = memif ]; then
 else
   links=(--udp-base-port=$base)
 fi
+[ "$mode" = lossy ] && export FABRIC_ROOT_FLAGS=--threads=2
 fabric_start "$tools" "$work" --topology=testbed --workers=8 --planner=grid --slots=64 \
   --job-id=$job "${links[@]}" "${impair[@]}" || fail "grid-controller"
 # No --elements: the controller takes the widest frame memif and loopback
@@ -47,7 +48,8 @@ if [ "$mode" = lossy ]; then
     retrans=$((retrans + n))
   done
   [ "$retrans" -gt 0 ] || fail "no retransmissions under 1% loss"
-  echo "$fabric: 8 ranks of 2 threads, every result right; $retrans retransmissions"
+  grep -q "2 threads on" "$work/root.log" || fail "grid-root is not on 2 threads: $(cat "$work/root.log")"
+  echo "$fabric: 8 ranks and the root on 2 threads, every result right; $retrans retransmissions"
   cat "$work/rank-0.log"
 elif [ "$mode" = kill ]; then
   # The first operation waits for every rank to start; on these 2-core

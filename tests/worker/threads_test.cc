@@ -1,6 +1,6 @@
-// Several progress threads per rank (EngineOptions::threads): each runs its
-// lane of the slots. A rank's wire traffic does not depend on how many
-// threads it has, so a job whose ranks run 1, 2, 3 or 4 threads, on a shared
+// Several progress threads per rank (EngineOptions::threads), and a root on
+// several threads (root/shards.h): each runs its lane of the slots. A rank's wire traffic does not
+// depend on how many threads it has, so a job whose ranks run 1, 2, 3 or 4 threads, on a shared
 // transport or a queue per thread, computes bit for bit the sums a job of
 // single-threaded ranks computes, and survives loss, duplication and
 // reordering the same way.
@@ -97,6 +97,7 @@ struct Case {
   const char* name;
   std::vector<uint32_t> threads;  // per rank
   bool queue_per_thread;
+  uint32_t root_threads = 1;
 };
 
 class Threads : public ::testing::TestWithParam<Case> {};
@@ -107,6 +108,7 @@ TEST_P(Threads, GiveTheSumsOfSingleThreadedRanksBitForBit) {
   testing::ClusterOptions o = base;
   o.threads = GetParam().threads;
   o.queue_per_thread = GetParam().queue_per_thread;
+  o.root_threads = GetParam().root_threads;
   const Results many = RunJob(o);
   for (size_t s = 0; s < std::size(kFloatSizes); ++s) {
     for (size_t r = 0; r < one.floats[s].size(); ++r) {
@@ -131,7 +133,9 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Threads,
                          ::testing::Values(Case{"two_shared", {2, 2, 2, 2, 2, 2, 2, 2}, false},
                                            Case{"two_queues", {2, 2, 2, 2, 2, 2, 2, 2}, true},
                                            Case{"mixed_shared", {1, 2, 3, 4, 1, 3, 2, 5}, false},
-                                           Case{"mixed_queues", {1, 2, 3, 4, 1, 3, 2, 5}, true}),
+                                           Case{"mixed_queues", {1, 2, 3, 4, 1, 3, 2, 5}, true},
+                                           Case{"root_only", {}, false, 3},
+                                           Case{"two_and_root", {2, 2, 2, 2, 2, 2, 2, 2}, true, 2}),
                          [](const ::testing::TestParamInfo<Case>& p) { return p.param.name; });
 
 TEST(ThreadsUnderFaults, SurviveLossDuplicationAndReordering) {
@@ -141,6 +145,7 @@ TEST(ThreadsUnderFaults, SurviveLossDuplicationAndReordering) {
   o.comm.engine.rto = absl::Milliseconds(5);
   o.comm.engine.threads = 3;
   o.queue_per_thread = true;
+  o.root_threads = 2;
   const Results faulty = RunJob(o);
   EXPECT_GT(faulty.lost, 0u);
   EXPECT_GT(faulty.retransmissions, 0u);

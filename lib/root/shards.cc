@@ -1,0 +1,110 @@
+#include "root/shards.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "transport/lanes.h"
+
+namespace grid::root {
+
+RootStats operator+(const RootStats& a, const RootStats& b) {
+  RootStats s;
+  s.packets_received = a.packets_received + b.packets_received;
+  s.packets_sent = a.packets_sent + b.packets_sent;
+  s.bytes_received = a.bytes_received + b.bytes_received;
+  s.bytes_sent = a.bytes_sent + b.bytes_sent;
+  s.contributions = a.contributions + b.contributions;
+  s.completed = a.completed + b.completed;
+  s.results_resent = a.results_resent + b.results_resent;
+  s.duplicates = a.duplicates + b.duplicates;
+  s.stale = a.stale + b.stale;
+  s.collisions = a.collisions + b.collisions;
+  s.overflows = a.overflows + b.overflows;
+  s.malformed = a.malformed + b.malformed;
+  s.foreign = a.foreign + b.foreign;
+  s.rejected = a.rejected + b.rejected;
+  s.passed = a.passed + b.passed;
+  s.proxied = a.proxied + b.proxied;
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(
+    const control::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    absl::Duration idle_wait) {
+  if (lanes.empty() || lanes.size() > transport::kMaxLanes || lanes.size() > config.slots) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("root of job %d: %d threads; 1 to %d and at most the pool's %d slots",
+                        config.job_id, lanes.size(), transport::kMaxLanes, config.slots));
+  }
+  std::unique_ptr<RootShards> r(new RootShards);
+  for (auto& t : lanes) {
+    if (t == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("root of job %d: no transport for a lane", config.job_id));
+    }
+    auto lane = std::make_unique<Lane>();
+    lane->transport = std::move(t);
+    lane->engine = std::make_unique<RootEngine>(config, lane->transport.get());
+    r->lanes_.push_back(std::move(lane));
+  }
+  for (auto& lane : r->lanes_) {
+    Lane* l = lane.get();
+    RootShards* self = r.get();
+    l->thread = std::thread([self, l, idle_wait] { self->Run(*l, idle_wait); });
+  }
+  return r;
+}
+
+absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(const control::RootConfig& config,
+                                                              std::unique_ptr<Transport> transport,
+                                                              uint32_t threads,
+                                                              absl::Duration idle_wait) {
+  if (threads == 0 || threads > transport::kMaxLanes || threads > config.slots) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("root of job %d: %d threads; 1 to %d and at most the pool's %d slots",
+                        config.job_id, threads, transport::kMaxLanes, config.slots));
+  }
+  auto lanes = transport::LanesOf(std::move(transport), threads);
+  if (!lanes.ok()) {
+    return absl::Status(lanes.status().code(),
+                        absl::StrFormat("root of job %d: %d threads: %s", config.job_id, threads,
+                                        lanes.status().message()));
+  }
+  return Start(config, *std::move(lanes), idle_wait);
+}
+
+RootShards::~RootShards() { Stop(); }
+
+void RootShards::Stop() {
+  stop_.store(true);
+  for (auto& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+  }
+}
+
+void RootShards::Run(Lane& lane, absl::Duration idle_wait) {
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (lane.engine->Poll()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      lane.published = lane.engine->stats();
+    } else {
+      lane.transport->WaitReadable(idle_wait);
+    }
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  lane.published = lane.engine->stats();
+}
+
+RootStats RootShards::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  RootStats sum;
+  for (const auto& lane : lanes_) sum = sum + lane->published;
+  return sum;
+}
+
+std::string RootShards::Describe() const {
+  if (lanes_.size() == 1) return lanes_.front()->transport->Describe();
+  return absl::StrFormat("%d threads on %s", lanes_.size(), lanes_.front()->transport->Describe());
+}
+
+}  // namespace grid::root

@@ -1,0 +1,65 @@
+// The root on several threads: one RootEngine per lane of its transport
+// (transport/lanes.h), each completing the chunks of its slots (slot mod
+// threads). Slots share no state at the root, so the lanes need no
+// coordination; their counters are summed.
+#ifndef GRID_LIB_ROOT_SHARDS_H_
+#define GRID_LIB_ROOT_SHARDS_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grid/host_config.h"
+#include "grid/transport.h"
+#include "root/engine.h"
+
+namespace grid::root {
+
+class RootShards {
+ public:
+  // One thread per transport in `lanes` (lane k receives the frames of slots
+  // k mod lanes.size()); each waits on its transport for up to `idle_wait`
+  // when a poll found nothing.
+  static absl::StatusOr<std::unique_ptr<RootShards>> Start(
+      const control::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+      absl::Duration idle_wait);
+  // The same on `threads` lanes of one transport (transport::LanesOf).
+  static absl::StatusOr<std::unique_ptr<RootShards>> Start(const control::RootConfig& config,
+                                                           std::unique_ptr<Transport> transport,
+                                                           uint32_t threads,
+                                                           absl::Duration idle_wait);
+  ~RootShards();  // Stop()
+  RootShards(const RootShards&) = delete;
+  RootShards& operator=(const RootShards&) = delete;
+
+  void Stop();  // joins the threads; idempotent
+  // Every lane's counters, summed (as of each lane's last poll with work).
+  RootStats stats() const;
+  std::string Describe() const;  // the first lane's transport and the count
+
+ private:
+  struct Lane {
+    std::unique_ptr<Transport> transport;
+    std::unique_ptr<RootEngine> engine;  // its thread only
+    RootStats published;                 // under stats_mu_
+    std::thread thread;
+  };
+  RootShards() = default;
+  void Run(Lane& lane, absl::Duration idle_wait);
+
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex stats_mu_;
+};
+
+// A sum of counters, field by field.
+RootStats operator+(const RootStats& a, const RootStats& b);
+
+}  // namespace grid::root
+
+#endif  // GRID_LIB_ROOT_SHARDS_H_
