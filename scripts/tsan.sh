@@ -18,5 +18,5 @@ cmake --build "$build" -j "$(nproc)" --target allreduce_test threads_test transp
   failures_test two_jobs_test adversarial_test planner_test grid-switch memif_peer
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" \
-  -R '^(Allreduce|AllreduceEdges|Bootstrap|Store|UdpTransport|DpdkTransport|VerbsTransport|Failures|TwoJobs|Adversarial|FaultyMember|WorkerChecks|GridPaths|ThreadsUnderFaults|ThreadsOptions)\.|^Ranks/Threads\.|^switch_memif$' \
+  -R '^(Allreduce|AllreduceEdges|Bootstrap|Store|UdpTransport|DpdkTransport|VerbsTransport|Failures|TwoJobs|Adversarial|FaultyMember|WorkerChecks|GridPaths|ThreadsUnderFaults|ThreadsOptions|TransportLanes)\.|^Ranks/Threads\.|^switch_memif$' \
   "$@"
