@@ -226,7 +226,7 @@ void ProgressLoop::Run(LaneState& lane) {
     if (stopping && (engine.Idle() || now >= drain_deadline_)) {
       lane.left_running = engine.operations();
       engine.FailAll(absl::CancelledError("the communicator shut down"), now);
-      PublishStats(lane);
+      PublishStats(lane, fused);
       return;
     }
     if (health_ != nullptr && !engine.Idle()) health_->Watch(now);
@@ -242,20 +242,18 @@ void ProgressLoop::Run(LaneState& lane) {
       TellHealth();
       cv_.notify_all();
     }
-    if (&lane == lanes_.front().get()) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      fused_published_ = fused;
-    }
-    PublishStats(lane);
+    PublishStats(lane, fused);
     if (!any && !engine.Idle()) {
       lane.transport->WaitReadable(std::min(options_.scan_interval, kBusyWait));
     }
   }
 }
 
-void ProgressLoop::PublishStats(LaneState& lane) {
+void ProgressLoop::PublishStats(LaneState& lane, uint64_t fused) {
   std::lock_guard<std::mutex> lock(stats_mu_);
   lane.stats = lane.engine->stats();
+  // Fused operations are counted as lane 0 takes them.
+  if (&lane == lanes_.front().get()) fused_published_ = fused;
 }
 
 }  // namespace grid::api

@@ -75,7 +75,7 @@ class ProgressLoop {
   void Run(LaneState& lane);
   void FinishGroup(const absl::Status& status);                         // under mu_
   void QueueRun(std::vector<std::shared_ptr<internal::OpState>>& run);  // under mu_
-  void PublishStats(LaneState& lane);
+  void PublishStats(LaneState& lane, uint64_t fused);
   void TellHealth();  // under mu_
 
   const control::WorkerConfig config_;
