@@ -126,20 +126,25 @@ class LaneTransport final : public Transport {
     }
     // Every lane polls the transport's descriptor, if it has one, and its
     // inbox's event: whichever lane wakes first receives and hands the
-    // others their frames. Without a descriptor, a lane waits inside the
-    // transport (briefly: it holds io_mu) when no other lane does, and the
-    // others on their inboxes.
-    pollfd p[2] = {{box.event, POLLIN, 0}, {shared_->poll_fd, POLLIN, 0}};
-    int n = 2;
+    // others their frames. Without a descriptor, lanes wait inside the
+    // transport in turn (briefly: each holds io_mu), since its wait may do
+    // what a sender owes before sleeping (DPDK's doorbell: a ring the peer
+    // waits for) and only the transport knows it.
     if (shared_->poll_fd < 0) {
-      if (shared_->io_mu.try_lock()) {
-        shared_->transport->WaitReadable(std::min(timeout, kMaxLockedWait));
-        shared_->io_mu.unlock();
-        return;
+      std::lock_guard<std::mutex> io(shared_->io_mu);
+      {
+        std::lock_guard<std::mutex> lock(box.mu);
+        if (!box.frames.empty()) return;
       }
-      n = 1;
+      shared_->transport->WaitReadable(std::min(timeout, kMaxLockedWait));
+      return;
     }
-    ::poll(p, n, static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(timeout))));
+    pollfd p[2] = {{box.event, POLLIN, 0}, {shared_->poll_fd, POLLIN, 0}};
+    const int n = 2;
+    // To the microsecond: poll()'s milliseconds would hold a lane whose
+    // inbox another lane fills late for a whole one.
+    const timespec ts = absl::ToTimespec(timeout);
+    ::ppoll(p, static_cast<nfds_t>(n), &ts, nullptr);
     if (box.event >= 0 && (p[0].revents & POLLIN)) {
       uint64_t count;
       (void)!::read(box.event, &count, sizeof(count));
