@@ -87,7 +87,8 @@ class Communicator {
   // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US,
   // GRID_THREADS,
   // and for rank 0 as the controller GRID_TOPOLOGY, GRID_PLANNER, GRID_ROOT;
-  // GRID_ROOT_RANK=r makes rank r host the root (root.serve);
+  // GRID_ROOT_RANK=r makes rank r host the root (root.serve), on
+  // GRID_ROOT_THREADS threads (root.threads);
   // the rank and size also from torchrun (RANK, WORLD_SIZE), mpirun
   // (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID, SLURM_NTASKS), and
   // the store from MASTER_ADDR with port MASTER_PORT + 1.

@@ -556,18 +556,25 @@ TEST(Bootstrap, FramesFromTheEnvironment) {
 
 TEST(Bootstrap, ThreadsFromTheEnvironment) {
   struct Env {
-    ~Env() { ::unsetenv("GRID_THREADS"); }
+    ~Env() {
+      ::unsetenv("GRID_THREADS");
+      ::unsetenv("GRID_ROOT_THREADS");
+    }
   } env;
   ::setenv("GRID_THREADS", "3", 1);
+  ::setenv("GRID_ROOT_THREADS", "2", 1);
   auto o = Communicator::OptionsFromEnvironment();
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->engine.threads, 3u);
+  EXPECT_EQ(o->root.threads, 2u);
   ::setenv("GRID_THREADS", "0", 1);
   EXPECT_THAT(Communicator::OptionsFromEnvironment().status().message(), HasSubstr("GRID_THREADS"));
   ::unsetenv("GRID_THREADS");
+  ::unsetenv("GRID_ROOT_THREADS");
   o = Communicator::OptionsFromEnvironment();
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->engine.threads, 1u);
+  EXPECT_EQ(o->root.threads, 1u);
 }
 
 // A store of the program's own (BootstrapOptions::open_store, Gloo's
