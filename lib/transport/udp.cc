@@ -93,6 +93,11 @@ class UdpTransport final : public Transport {
   // whole on loopback, so the rank's threads share the link's socket.
   absl::StatusOr<std::vector<std::unique_ptr<Transport>>> OpenLanes(uint32_t lanes) override {
     if (spec_.link) return Transport::OpenLanes(lanes);
+    // The address the socket has (port 0 in the spec: the one the kernel
+    // chose), for every lane.
+    UdpSpec spec = spec_;
+    socklen_t length = sizeof(spec.bind);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&spec.bind), &length);
     ::close(fd_);
     fd_ = -1;
     std::vector<int> fds;
@@ -101,7 +106,7 @@ class UdpTransport final : public Transport {
       return s;
     };
     for (uint32_t k = 0; k < lanes; ++k) {
-      auto fd = OpenSocket(spec_, /*reuseport=*/true, nullptr);
+      auto fd = OpenSocket(spec, /*reuseport=*/true, nullptr);
       if (!fd.ok()) return fail(fd.status());
       fds.push_back(*fd);
     }
@@ -115,12 +120,12 @@ class UdpTransport final : public Transport {
     if (::setsockopt(fds[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) != 0) {
       return fail(absl::UnavailableError(
           absl::StrFormat("udp %s: steering %d lanes by slot (SO_ATTACH_REUSEPORT_CBPF): %s",
-                          Format(spec_.bind), lanes, std::strerror(errno))));
+                          Format(spec.bind), lanes, std::strerror(errno))));
     }
     std::vector<std::unique_ptr<Transport>> out;
     for (uint32_t k = 0; k < lanes; ++k) {
       out.push_back(std::make_unique<UdpTransport>(
-          fds[k], spec_, false, absl::StrFormat(" (lane %d of %d, steered by slot)", k, lanes)));
+          fds[k], spec, false, absl::StrFormat(" (lane %d of %d, steered by slot)", k, lanes)));
     }
     return out;
   }

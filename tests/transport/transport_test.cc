@@ -38,6 +38,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 int FreePortPair() {
   // Ports from the pid, so parallel test runs rarely collide.
@@ -183,6 +184,14 @@ TEST(UdpTransport, LanesReceiveTheFramesOfTheirSlots) {
   const absl::Span<const uint8_t> one[] = {back};
   (*lanes)[2]->Send(one);
   EXPECT_EQ(Drain(**b, 1).size(), 1u);
+  // Port 0: every lane takes the port the kernel chose for the first socket.
+  auto any = OpenTransport("udp:bind=127.0.0.1:0");
+  ASSERT_TRUE(any.ok()) << any.status();
+  auto two = (*any)->OpenLanes(2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  const std::string d0 = (*two)[0]->Describe(), d1 = (*two)[1]->Describe();
+  EXPECT_THAT(d0, Not(HasSubstr(":0 ")));
+  EXPECT_EQ(d0.substr(0, d0.find(' ', 4)), d1.substr(0, d1.find(' ', 4))) << d0 << " / " << d1;
   // A link's threads share its socket (its peer's GSO runs arrive whole).
   auto link =
       OpenTransport(absl::StrFormat("udp-link:bind=127.0.0.1:%d,peer=127.0.0.1:%d", p + 2, p + 3));
