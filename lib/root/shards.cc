@@ -28,14 +28,23 @@ RootStats operator+(const RootStats& a, const RootStats& b) {
   return s;
 }
 
+namespace {
+
+absl::Status CheckThreads(const control::RootConfig& config, size_t threads) {
+  if (threads == 0 || threads > transport::kMaxLanes || threads > config.slots) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("root of job %d: %d threads; 1 to %d and at most the pool's %d slots",
+                        config.job_id, threads, transport::kMaxLanes, config.slots));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(
     const control::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
     absl::Duration idle_wait) {
-  if (lanes.empty() || lanes.size() > transport::kMaxLanes || lanes.size() > config.slots) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("root of job %d: %d threads; 1 to %d and at most the pool's %d slots",
-                        config.job_id, lanes.size(), transport::kMaxLanes, config.slots));
-  }
+  if (absl::Status s = CheckThreads(config, lanes.size()); !s.ok()) return s;
   std::unique_ptr<RootShards> r(new RootShards);
   for (auto& t : lanes) {
     if (t == nullptr) {
@@ -59,11 +68,8 @@ absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(const control::Roo
                                                               std::unique_ptr<Transport> transport,
                                                               uint32_t threads,
                                                               absl::Duration idle_wait) {
-  if (threads == 0 || threads > transport::kMaxLanes || threads > config.slots) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("root of job %d: %d threads; 1 to %d and at most the pool's %d slots",
-                        config.job_id, threads, transport::kMaxLanes, config.slots));
-  }
+  // Checked before the transport is split (LanesOf consumes it).
+  if (absl::Status s = CheckThreads(config, threads); !s.ok()) return s;
   auto lanes = transport::LanesOf(std::move(transport), threads);
   if (!lanes.ok()) {
     return absl::Status(lanes.status().code(),

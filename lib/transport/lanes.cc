@@ -60,8 +60,9 @@ struct Shared {
   std::vector<Inbox> inboxes;        // by lane
 };
 
-// Without a descriptor to poll, one lane waits inside the transport, holding
-// io_mu: this long at most, so the other lanes' sends are not held up.
+// Without a descriptor to poll, lanes take turns waiting inside the
+// transport, each holding io_mu this long at most, so the others' sends are
+// not held up for longer.
 constexpr absl::Duration kMaxLockedWait = absl::Microseconds(100);
 
 class LaneTransport final : public Transport {
