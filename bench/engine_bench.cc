@@ -10,7 +10,8 @@
 // fabric. The counter "process" divides by all of it, and "wall" is bytes
 // over elapsed time: Allreduce_2t's "wall" over Allreduce_1t's is what a
 // second progress thread (EngineOptions::threads, each with its own queue of
-// the fabric) buys. BM_QuantizePacketize, the worker's inner loop alone
+// the fabric) buys, and Allreduce_1t_poll's what polling before sleeping
+// (EngineOptions::busy_poll) does. BM_QuantizePacketize, the worker's inner loop alone
 // (quantize into frames in memory), runs in the same binary and is the
 // baseline every rate is printed against; Allreduce_1t is the second.
 //
@@ -44,9 +45,10 @@ namespace {
 class OneRankJob {
  public:
   static absl::StatusOr<std::unique_ptr<OneRankJob>> Create(uint32_t slots, uint16_t elements,
-                                                            uint32_t threads) {
+                                                            uint32_t threads,
+                                                            absl::Duration busy_poll) {
     auto job = std::unique_ptr<OneRankJob>(new OneRankJob);
-    absl::Status s = job->Start(slots, elements, threads);
+    absl::Status s = job->Start(slots, elements, threads, busy_poll);
     if (!s.ok()) return s;
     return job;
   }
@@ -62,7 +64,8 @@ class OneRankJob {
  private:
   OneRankJob() = default;
 
-  absl::Status Start(uint32_t slots, uint16_t elements, uint32_t threads) {
+  absl::Status Start(uint32_t slots, uint16_t elements, uint32_t threads,
+                     absl::Duration busy_poll) {
     auto topo = grid::topology::GenerateTopology("testbed");
     if (!topo.ok()) return topo.status();
     topo_ = *std::move(topo);
@@ -103,6 +106,7 @@ class OneRankJob {
     fabric_ = *std::move(fabric);
     grid::CommunicatorOptions options;
     options.engine.threads = threads;
+    options.engine.busy_poll = busy_poll;
     auto comm = grid::Communicator::Create((*workers)[0], fabric_->TakeWorkerLanes(), options);
     if (!comm.ok()) return comm.status();
     comm_ = *std::move(comm);
@@ -125,10 +129,11 @@ absl::Duration ProcessCpu() {
 // network thread's), so the rate is gradient bytes per second of a rank's
 // core; the counter "process" is the same bytes over the whole process's
 // CPU, the network thread included; "wall" over elapsed time.
-void Allreduce(benchmark::State& state, uint32_t threads) {
+void Allreduce(benchmark::State& state, uint32_t threads,
+               absl::Duration busy_poll = absl::ZeroDuration()) {
   const size_t n = static_cast<size_t>(state.range(0));
   const auto elements = static_cast<uint16_t>(state.range(1));
-  auto job = OneRankJob::Create(/*slots=*/256, elements, threads);
+  auto job = OneRankJob::Create(/*slots=*/256, elements, threads, busy_poll);
   if (!job.ok()) {
     state.SkipWithError(job.status().ToString().c_str());
     return;
@@ -166,6 +171,8 @@ void Allreduce(benchmark::State& state, uint32_t threads) {
 }
 
 void BM_Allreduce_1t(benchmark::State& state) { Allreduce(state, 1); }
+// Polling 20 µs before sleeping (EngineOptions::busy_poll).
+void BM_Allreduce_1t_poll(benchmark::State& state) { Allreduce(state, 1, absl::Microseconds(20)); }
 void BM_Allreduce_2t(benchmark::State& state) { Allreduce(state, 2); }
 void BM_Allreduce_4t(benchmark::State& state) { Allreduce(state, 4); }
 
@@ -186,6 +193,7 @@ int main(int argc, char** argv) {
       small ? std::vector<int64_t>{4096} : std::vector<int64_t>{1 << 18, 1 << 22};
   for (auto [name, fn] : {std::pair{"engine/QuantizePacketize", &BM_QuantizePacketize},
                           std::pair{"engine/Allreduce_1t", &BM_Allreduce_1t},
+                          std::pair{"engine/Allreduce_1t_poll", &BM_Allreduce_1t_poll},
                           std::pair{"engine/Allreduce_2t", &BM_Allreduce_2t},
                           std::pair{"engine/Allreduce_4t", &BM_Allreduce_4t}}) {
     auto* b = benchmark::RegisterBenchmark(name, fn);

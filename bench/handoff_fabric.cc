@@ -30,6 +30,21 @@ bool FrameRing::Push(absl::Span<const uint8_t> frame) {
   return true;
 }
 
+size_t FrameRing::PushBuilt(size_t count, size_t bytes,
+                            absl::FunctionRef<void(size_t, absl::Span<uint8_t>)> build) {
+  if (bytes > wire::kMaxFrameBytes) return 0;
+  const uint64_t tail = tail_.load(std::memory_order_relaxed);
+  const uint64_t free = kSlots - (tail - head_.load(std::memory_order_acquire));
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(count, free));
+  for (size_t i = 0; i < n; ++i) {
+    Slot& s = slots_[(tail + i) % kSlots];
+    s.length = static_cast<uint32_t>(bytes);
+    build(i, {s.bytes, bytes});
+  }
+  tail_.store(tail + n, std::memory_order_release);
+  return n;
+}
+
 size_t FrameRing::Pop(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) {
   const uint64_t head = head_.load(std::memory_order_relaxed);
   const uint64_t tail = tail_.load(std::memory_order_acquire);
@@ -73,6 +88,10 @@ class HandoffFabric::WorkerPort final : public Transport {
     size_t n = 0;
     while (n < frames.size() && up_->Push(frames[n])) ++n;
     return n;
+  }
+  size_t SendBuilt(size_t count, size_t bytes,
+                   absl::FunctionRef<void(size_t, absl::Span<uint8_t>)> build) override {
+    return up_->PushBuilt(count, bytes, build);
   }
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
     return down_->Pop(max, on_frame);

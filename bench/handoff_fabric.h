@@ -32,11 +32,15 @@ namespace grid::bench {
 // block; the consumer may sleep in Wait until the producer Wakes it.
 class FrameRing {
  public:
-  static constexpr uint64_t kSlots = 4096;  // a power of two
+  static constexpr uint64_t kSlots = 512;  // a power of two
 
   FrameRing();
   // Copies `frame` into the next slot; false when the ring is full.
   bool Push(absl::Span<const uint8_t> frame);
+  // Has `build(i, slot)` write up to `count` frames of `bytes`
+  // each into the next free slots (Transport::SendBuilt); returns how many.
+  size_t PushBuilt(size_t count, size_t bytes,
+                   absl::FunctionRef<void(size_t, absl::Span<uint8_t>)> build);
   // Calls `on_frame` on up to `max` frames in place, then frees their slots.
   size_t Pop(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame);
   bool Empty() const {

@@ -116,6 +116,13 @@ struct EngineOptions {
   // one (fusion). 0 disables fusion.
   size_t fusion_bytes = 64 * 1024;
   size_t batch = 32;  // frames per transport call
+  // While operations are in flight, a progress thread that finds nothing to
+  // do keeps polling this long before it sleeps on its transport
+  // (GRID_BUSY_POLL_US; 0 to 1 s). A host with a core per progress thread
+  // saves the sleep and the wake-up (a futex or a doorbell, several µs
+  // each); on a host with more busy threads than cores (emulated fabrics)
+  // the poll takes the core the answer needs. docs/worker.md, "Waiting".
+  absl::Duration busy_poll = absl::ZeroDuration();
   // Progress threads (GRID_THREADS), 1 to 64 and at most the pool size:
   // thread k runs the slots s with s % threads == k, with its own share of
   // the window and its own loss recovery, on its own transport queue

@@ -33,6 +33,14 @@ class Transport {
   // caller keeps the rest and tries again later (back-pressure, not loss).
   virtual size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) = 0;
 
+  // Sends up to `count` frames of `bytes` bytes each, which `build(i, frame)`
+  // writes whole (every byte) for i = 0, 1, ... in order, straight into the
+  // buffers the transport sends from (a DPDK mbuf, a ring slot): the copy
+  // Send makes is saved. Returns how many it took, which are the first ones;
+  // `build` may have been called for more (a queue that refused part of a
+  // burst). The default builds the frames in a buffer and calls Send.
+  virtual size_t SendBuilt(size_t count, size_t bytes,
+                           absl::FunctionRef<void(size_t, absl::Span<uint8_t>)> build);
   // Calls `on_frame` for up to `max` received frames and returns how many.
   // A frame's bytes are valid only during its call.
   virtual size_t Receive(size_t max,

@@ -113,6 +113,11 @@ absl::Status ValidateEngine(int rank, uint32_t slots, const EngineOptions& e) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "rank %d options: engine.batch = %d; 1 to %d frames", rank, e.batch, kMaxBatch));
   }
+  if (e.busy_poll < absl::ZeroDuration() || e.busy_poll > absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d options: engine.busy_poll = %s; 0 to 1s", rank,
+                        absl::FormatDuration(e.busy_poll)));
+  }
   if (e.initial_window == 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d options: engine.initial_window must be at least 1", rank));

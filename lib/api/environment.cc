@@ -67,7 +67,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   BootstrapOptions& b = o.bootstrap;
   EngineOptions& e = o.engine;
   int64_t rank = b.rank, world = b.world_size, timeout_ms = -1, window = -1, rto_us = -1;
-  int64_t root_rank = -1, threads = e.threads, root_threads = o.root.threads;
+  int64_t root_rank = -1, threads = e.threads, root_threads = o.root.threads, busy_us = -1;
   constexpr int64_t kMaxRank = 65534;
   constexpr int64_t kMaxMicros = int64_t{1} << 40;
   for (const absl::Status& s :
@@ -78,6 +78,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
         Integer({"GRID_WINDOW"}, 0, wire::kMaxSlots, &window),
         Integer({"GRID_RTO_US"}, 1, kMaxMicros, &rto_us),
         Integer({"GRID_THREADS"}, 1, 64, &threads),
+        Integer({"GRID_BUSY_POLL_US"}, 0, 1000000, &busy_us),
         Integer({"GRID_ROOT_RANK"}, 0, kMaxRank, &root_rank),
         Integer({"GRID_ROOT_THREADS"}, 1, 64, &root_threads)}) {
     if (!s.ok()) return s;
@@ -87,6 +88,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   if (timeout_ms > 0) e.timeout = absl::Milliseconds(timeout_ms);
   if (window >= 0) e.window = static_cast<uint32_t>(window);
   e.threads = static_cast<uint32_t>(threads);
+  if (busy_us >= 0) e.busy_poll = absl::Microseconds(busy_us);
   o.root.threads = static_cast<uint32_t>(root_threads);
   if (rto_us > 0) {
     e.rto = absl::Microseconds(rto_us);

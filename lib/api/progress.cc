@@ -243,7 +243,8 @@ void ProgressLoop::Run(LaneState& lane) {
       cv_.notify_all();
     }
     PublishStats(lane, fused);
-    if (!any && !engine.Idle()) {
+    if (any) lane.last_work = now;
+    if (!any && !engine.Idle() && now - lane.last_work >= options_.busy_poll) {
       lane.transport->WaitReadable(std::min(options_.scan_interval, kBusyWait));
     }
   }

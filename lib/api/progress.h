@@ -66,9 +66,10 @@ class ProgressLoop {
     std::unique_ptr<worker::Engine> engine;                // its thread only
     std::vector<std::shared_ptr<worker::WireOp>> pending;  // under mu_
     absl::Status abort;                                    // under mu_
-    bool told = false;        // its thread only: its engine's failure was passed on
-    size_t left_running = 0;  // set by its thread as it ends
-    CommunicatorStats stats;  // under stats_mu_
+    bool told = false;  // its thread only: its engine's failure was passed on
+    absl::Time last_work = absl::InfinitePast();  // its thread only: for busy_poll
+    size_t left_running = 0;                      // set by its thread as it ends
+    CommunicatorStats stats;                      // under stats_mu_
     std::thread thread;
   };
 

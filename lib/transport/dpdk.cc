@@ -89,6 +89,32 @@ class DpdkTransport final : public Transport {
     return frames.size();
   }
 
+  size_t SendBuilt(size_t count, size_t bytes,
+                   absl::FunctionRef<void(size_t, absl::Span<uint8_t>)> build) override {
+    size_t done = 0, any = 0;
+    while (done < count) {
+      rte_mbuf* m[kBurst];
+      const auto n = static_cast<uint16_t>(std::min<size_t>(kBurst, count - done));
+      if (bytes > UINT16_MAX || rte_pktmbuf_alloc_bulk(pool_, m, n) != 0) break;
+      uint16_t built = 0;
+      for (; built < n; ++built) {
+        char* dst = rte_pktmbuf_append(m[built], static_cast<uint16_t>(bytes));
+        if (dst == nullptr) break;
+        build(done + built, {reinterpret_cast<uint8_t*>(dst), bytes});
+      }
+      const uint16_t sent = built == 0 ? 0 : rte_eth_tx_burst(port_, tx_queue_, m, built);
+      tx_queue_ = static_cast<uint16_t>((tx_queue_ + 1) % queues_);
+      for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
+      any += sent;
+      // As in Send, what the queue refused counts as taken and lost to it:
+      // loss recovery resends it.
+      done += built;
+      if (built < n) break;
+    }
+    if (any != 0 && peer_ != nullptr) peer_->Ring(static_cast<uint32_t>(any));
+    return done;
+  }
+
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
     rte_mbuf* m[kBurst];
     uint16_t n = 0;

@@ -13,15 +13,6 @@
 
 #include "absl/strings/str_format.h"
 
-namespace grid {
-
-absl::StatusOr<std::vector<std::unique_ptr<Transport>>> Transport::OpenLanes(uint32_t lanes) {
-  return absl::UnimplementedError(
-      absl::StrFormat("%s has no queue per lane (%d asked for)", Describe(), lanes));
-}
-
-}  // namespace grid
-
 namespace grid::transport {
 namespace {
 
@@ -70,6 +61,9 @@ class LaneTransport final : public Transport {
   LaneTransport(std::shared_ptr<Shared> shared, uint32_t index)
       : shared_(std::move(shared)), index_(index) {}
 
+  // SendBuilt is the default (built here, then Send): building in the
+  // shared transport's buffers would quantize under io_mu, one lane at a
+  // time.
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
     std::lock_guard<std::mutex> lock(shared_->io_mu);
     return shared_->transport->Send(frames);

@@ -139,7 +139,7 @@ Engine::Engine(const control::WorkerConfig& config, Transport* transport,
   cwnd_ = std::clamp<double>(options.initial_window / lane_.count, 1, max_window_);
   ssthresh_ = max_window_;
   rto_ = options.rto;
-  tx_frames_.resize(std::max<size_t>(1, options.batch));
+  tx_items_.resize(std::max<size_t>(1, options.batch));
 }
 
 void Engine::Submit(std::vector<std::shared_ptr<WireOp>> ops) {

@@ -159,9 +159,20 @@ class Engine {
 
   // tx.cc
   bool Issue(absl::Time now);
-  bool BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmit,
-                  std::vector<uint8_t>& frame);
-  void Flush();
+  // A chunk to send, built when the batch is flushed, in the transport's
+  // buffer (Transport::SendBuilt).
+  struct TxItem {
+    WireOp* op;
+    uint32_t index;
+    uint64_t pos;
+    bool retransmit;
+  };
+  // Queue and Flush are false once a batch could not be built: every
+  // operation has failed (FailAll), and the caller's slots and ops are gone.
+  bool Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit);
+  // Writes the whole frame; false only for a config no header fits.
+  bool BuildChunk(const TxItem& item, absl::Span<uint8_t> frame);
+  bool Flush();
   // rx.cc
   bool Receive(absl::Time now);
   void OnFrame(absl::Span<const uint8_t> frame, absl::Time now);
@@ -229,11 +240,12 @@ class Engine {
   uint64_t results_counted_ = 0;
   absl::Time rate_since_ = absl::InfinitePast();
   absl::Time next_scan_ = absl::InfinitePast();
-  std::vector<std::vector<uint8_t>> tx_frames_;  // frame buffers, reused
+  std::vector<TxItem> tx_items_;  // the batch being queued, options_.batch long
   size_t tx_count_ = 0;
   CommunicatorStats stats_;
   uint64_t foreign_ = 0;  // dropped here; the transport counts its own
   absl::Status failed_;
+  absl::Status build_error_;  // a header that did not fit (BuildChunk), for Flush
   std::function<std::string(uint64_t)> explain_;
 };
 

@@ -63,9 +63,7 @@ void Engine::Scan(absl::Time now) {
   bool lost = false;
   Slot* oldest = nullptr;  // in flight; the one a stall probes
   auto resend = [&](Slot& s) {
-    if (tx_count_ == tx_frames_.size()) Flush();
-    if (!BuildChunk(*s.run->op, s.index, s.pos, true, tx_frames_[tx_count_])) return false;
-    ++tx_count_;
+    if (!Queue(*s.run->op, s.index, s.pos, true)) return false;
     s.sent = now;
     ++s.sends;
     ++stats_.retransmissions;
@@ -161,15 +159,21 @@ void Engine::Scan(absl::Time now) {
 // the first send, and no rank's contribution to the chunk sent again), so
 // queues are followed and other ranks' losses are not.
 void Engine::SampleRtt(absl::Duration rtt) {
-  if (srtt_ == absl::ZeroDuration()) {
-    srtt_ = rtt;
-    rttvar_ = rtt / 2;
+  // RFC 6298's gains (1/8, 1/4) in integer nanoseconds: absl::Duration's
+  // multiply by a double is a slow path, and this runs once per result.
+  const int64_t r = absl::ToInt64Nanoseconds(rtt);
+  int64_t srtt = absl::ToInt64Nanoseconds(srtt_), var = absl::ToInt64Nanoseconds(rttvar_);
+  if (srtt == 0) {
+    srtt = r;
+    var = r / 2;
   } else {
-    const absl::Duration err = rtt > srtt_ ? rtt - srtt_ : srtt_ - rtt;
-    rttvar_ = rttvar_ * 0.75 + err * 0.25;
-    srtt_ = srtt_ * 0.875 + rtt * 0.125;
+    const int64_t err = r > srtt ? r - srtt : srtt - r;
+    var += (err - var) / 4;
+    srtt += (r - srtt) / 8;
   }
-  rto_ = std::clamp(srtt_ + 4 * rttvar_, options_.min_rto, options_.max_rto);
+  srtt_ = absl::Nanoseconds(srtt);
+  rttvar_ = absl::Nanoseconds(var);
+  rto_ = std::clamp(absl::Nanoseconds(srtt + 4 * var), options_.min_rto, options_.max_rto);
 }
 
 // DCTCP (RFC 8257): a marked result says a queue on its way is above the

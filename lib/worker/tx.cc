@@ -25,9 +25,7 @@ bool Engine::Issue(absl::Time now) {
     if (slot.run != nullptr) break;
     const auto index = static_cast<uint32_t>(next_pos_ - r.base);
     if (index >= op.probes && op.quantized && !op.Agreed(index - op.probes)) break;
-    if (tx_count_ == tx_frames_.size()) Flush();
-    if (!BuildChunk(op, index, next_pos_, false, tx_frames_[tx_count_])) break;
-    ++tx_count_;
+    if (!Queue(op, index, next_pos_, false)) return any;
     slot.run = &r;
     slot.index = index;
     slot.pos = next_pos_;
@@ -42,8 +40,17 @@ bool Engine::Issue(absl::Time now) {
   return any;
 }
 
-bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmit,
-                        std::vector<uint8_t>& frame) {
+bool Engine::Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit) {
+  if (tx_count_ == tx_items_.size() && !Flush()) return false;
+  tx_items_[tx_count_++] = TxItem{&op, index, pos, retransmit};
+  return true;
+}
+
+bool Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
+  WireOp& op = *item.op;
+  const uint32_t index = item.index;
+  const uint64_t pos = item.pos;
+  const bool retransmit = item.retransmit;
   const uint32_t pool = config_.slots;
   wire::Header h;
   h.type = wire::MessageType::kData;
@@ -83,13 +90,16 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
   a.dst_mac = config_.next_hop_mac;
   a.src_ip = config_.ip;
   a.dst_ip = config_.aggregator_ip;
-  frame.resize(wire::FrameBytes(h.num_elements));
-  auto size = wire::WriteFrameHeaders(a, h, absl::MakeSpan(frame));
+  auto size = wire::WriteFrameHeaders(a, h, frame);
   if (!size.ok()) {
-    // Only a bad config gets here (the engine builds valid headers).
-    FailAll(absl::InternalError(absl::StrFormat("rank %d: chunk header: %s", config_.rank,
-                                                size.status().message())),
-            absl::Now());
+    // Only a bad config gets here (the engine builds valid headers). The
+    // frame is already the transport's: it goes out zeroed, which every
+    // switch drops as malformed, and Flush then fails every operation.
+    if (build_error_.ok()) {
+      build_error_ = absl::InternalError(
+          absl::StrFormat("rank %d: chunk header: %s", config_.rank, size.status().message()));
+    }
+    std::fill(frame.begin(), frame.end(), 0);
     return false;
   }
   uint8_t* payload = frame.data() + wire::kPayloadOffset;
@@ -109,20 +119,19 @@ bool Engine::BuildChunk(WireOp& op, uint32_t index, uint64_t pos, bool retransmi
   return true;
 }
 
-void Engine::Flush() {
-  if (tx_count_ == 0) return;
-  absl::Span<const uint8_t> spans[64];
-  size_t done = 0;
-  while (done < tx_count_) {
-    const size_t n = std::min<size_t>(64, tx_count_ - done);
-    for (size_t i = 0; i < n; ++i) spans[i] = tx_frames_[done + i];
-    // What the transport does not take is lost to it; the scan resends it.
-    const size_t taken = transport_->Send(absl::MakeConstSpan(spans, n));
-    for (size_t i = 0; i < taken; ++i) stats_.bytes_sent += spans[i].size();
-    stats_.packets_sent += taken;
-    done += n;
-  }
+bool Engine::Flush() {
+  if (tx_count_ == 0) return true;
+  const size_t bytes = wire::FrameBytes(config_.elements);
+  // What the transport does not take is lost to it; the scan resends it.
+  const size_t taken = transport_->SendBuilt(
+      tx_count_, bytes,
+      [&](size_t i, absl::Span<uint8_t> frame) { BuildChunk(tx_items_[i], frame); });
+  stats_.bytes_sent += taken * bytes;
+  stats_.packets_sent += taken;
   tx_count_ = 0;
+  if (build_error_.ok()) return true;
+  FailAll(build_error_, absl::Now());
+  return false;
 }
 
 }  // namespace grid::worker

@@ -155,6 +155,32 @@ TEST(ThreadsUnderFaults, SurviveLossDuplicationAndReordering) {
   EXPECT_EQ(faulty.fused, clean.fused);
 }
 
+// Polling before sleeping (EngineOptions::busy_poll) changes when a thread
+// looks at its transport, never what it sends: the same bits come back.
+TEST(BusyPoll, PollingRanksGetTheSameSums) {
+  const Results clean = RunJob({});
+  testing::ClusterOptions o;
+  o.comm.engine.busy_poll = absl::Microseconds(200);
+  o.comm.engine.threads = 2;
+  const Results polled = RunJob(o);
+  EXPECT_EQ(polled.floats, clean.floats);
+  EXPECT_EQ(polled.ints, clean.ints);
+}
+
+TEST(BusyPoll, OutOfRangeIsRefusedByName) {
+  testing::ClusterOptions o;
+  o.workers = 1;
+  testing::Cluster cluster(o);
+  for (absl::Duration d : {absl::Microseconds(-1), absl::Seconds(2)}) {
+    CommunicatorOptions c;
+    c.engine.busy_poll = d;
+    auto comm = Communicator::Create(cluster.workers()[0],
+                                     *cluster.fabric().Attach(cluster.workers()[0].node), c);
+    ASSERT_FALSE(comm.ok()) << d;
+    EXPECT_THAT(comm.status().message(), HasSubstr("engine.busy_poll"));
+  }
+}
+
 // A rank that never sends: every lane of every other rank stops, and each
 // rank's operation ends once, with the timeout, not after one timeout per
 // lane.
