@@ -244,7 +244,10 @@ void ProgressLoop::Run(LaneState& lane) {
     }
     PublishStats(lane, fused);
     if (any) lane.last_work = now;
-    if (!any && !engine.Idle() && now - lane.last_work >= options_.busy_poll) {
+    // busy_poll 0 never polls, even if the wall clock steps back.
+    const bool polling =
+        options_.busy_poll > absl::ZeroDuration() && now - lane.last_work < options_.busy_poll;
+    if (!any && !engine.Idle() && !polling) {
       lane.transport->WaitReadable(std::min(options_.scan_interval, kBusyWait));
     }
   }

@@ -171,7 +171,7 @@ class UdpTransport final : public Transport {
         m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
         ++built;
       }
-      SendBuilt(built);
+      SendMessages(built);
       done += n;
     }
     return frames.size();
@@ -247,7 +247,7 @@ class UdpTransport final : public Transport {
   // network (loss recovery resends it); another error belongs to the first
   // message only (an unreachable destination): it is skipped. Returns
   // `built`, or the index of a segmented datagram the path refused.
-  size_t SendBuilt(size_t built) {
+  size_t SendMessages(size_t built) {
     size_t sent = 0;
     while (sent < built) {
       const int r = ::sendmmsg(fd_, tx_msg_.data() + sent, static_cast<unsigned>(built - sent), 0);
@@ -304,7 +304,7 @@ class UdpTransport final : public Transport {
         }
         ++built;
       }
-      if (const size_t refused = SendBuilt(built); refused < built) {
+      if (const size_t refused = SendMessages(built); refused < built) {
         // The path cannot take segmented datagrams (a frame wider than its
         // MTU): from here on, one datagram per frame.
         gso_ = false;

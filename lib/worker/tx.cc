@@ -92,9 +92,10 @@ bool Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
   a.dst_ip = config_.aggregator_ip;
   auto size = wire::WriteFrameHeaders(a, h, frame);
   if (!size.ok()) {
-    // Only a bad config gets here (the engine builds valid headers). The
-    // frame is already the transport's: it goes out zeroed, which every
-    // switch drops as malformed, and Flush then fails every operation.
+    // Only a config Communicator::Create would have refused gets here (the
+    // engine builds valid headers). The frame is already the transport's:
+    // it goes out zeroed, which every switch drops as malformed, and Flush
+    // then fails every operation.
     if (build_error_.ok()) {
       build_error_ = absl::InternalError(
           absl::StrFormat("rank %d: chunk header: %s", config_.rank, size.status().message()));
