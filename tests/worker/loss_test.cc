@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -65,6 +66,41 @@ EngineOptions Options() {
   o.scan_interval = absl::Milliseconds(1);
   o.initial_window = 16;
   return o;
+}
+
+// Only a config Communicator::Create refuses gets here: chunk headers the
+// wire refuses (fan_in 0). The engine fails every operation, naming the
+// header, after the first batch (a window of 100 fills batches of 32, so the
+// batch flushes while chunks are still being queued), and stops there: what
+// went out is zeroed frames, which switches drop.
+TEST(Sending, HeadersTheWireRefusesFailEveryOperation) {
+  control::WorkerConfig config = testing::OneRankConfig(testing::ClusterOptions{});
+  config.fan_in = 0;
+  EngineOptions o = Options();
+  o.initial_window = 100;
+  HandTransport transport;
+  worker::Engine engine(config, &transport, o);
+  std::vector<int32_t> in(kChunks * config.elements, 1), out(in.size());
+  auto op = std::make_shared<internal::OpState>();
+  op->type = DataType::kInt32;
+  op->send = in.data();
+  op->recv = out.data();
+  op->count = in.size();
+  const absl::Time now = absl::Now();
+  op->deadline = now + absl::Hours(1);
+  uint32_t op_seq = 0;
+  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Poll(now);
+  ASSERT_TRUE(op->done);
+  EXPECT_EQ(op->status.code(), absl::StatusCode::kInternal);
+  EXPECT_NE(op->status.message().find("chunk header"), std::string::npos) << op->status;
+  EXPECT_FALSE(engine.failed().ok());
+  EXPECT_EQ(transport.sent.size(), size_t{o.batch});
+  for (const auto& f : transport.sent) {
+    EXPECT_TRUE(std::all_of(f.begin(), f.end(), [](uint8_t b) { return b == 0; }));
+  }
+  engine.Poll(now + absl::Milliseconds(5));  // nothing left to send or scan
+  EXPECT_EQ(transport.sent.size(), size_t{o.batch});
 }
 
 // RFC 6298 doubles the RTO on a timeout and TCP halves the window: here a
