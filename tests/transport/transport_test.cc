@@ -312,6 +312,36 @@ TEST(Transport, SendBuiltByDefaultBuildsThenSends) {
   Recording full(70);  // takes 64, then 6 of the next burst
   EXPECT_EQ(full.SendBuilt(frames.size(), frames[0].size(), build), 70u);
   EXPECT_EQ(full.sent, std::vector<std::vector<uint8_t>>(frames.begin(), frames.begin() + 70));
+  // A program's wrapper whose Send forwards through its inner transport's
+  // SendBuilt, putting a tag before each frame: the inner call builds in a
+  // buffer of its own, not over the frames the outer call is sending.
+  class Tagging final : public Transport {
+   public:
+    explicit Tagging(Transport* inner) : inner_(inner) {}
+    size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
+      return inner_->SendBuilt(frames.size(), frames[0].size() + 8,
+                               [&](size_t i, absl::Span<uint8_t> out) {
+                                 std::fill(out.begin(), out.begin() + 8, 0xAB);
+                                 std::copy(frames[i].begin(), frames[i].end(), out.begin() + 8);
+                               });
+    }
+    size_t Receive(size_t, absl::FunctionRef<void(absl::Span<const uint8_t>)>) override {
+      return 0;
+    }
+    void WaitReadable(absl::Duration) override {}
+    std::string Describe() const override { return "tagging"; }
+
+   private:
+    Transport* inner_;
+  };
+  Recording inner(1000);
+  Tagging outer(&inner);
+  EXPECT_EQ(outer.SendBuilt(frames.size(), frames[0].size(), build), frames.size());
+  ASSERT_EQ(inner.sent.size(), frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(std::vector<uint8_t>(inner.sent[i].begin() + 8, inner.sent[i].end()), frames[i])
+        << "frame " << i;
+  }
 }
 
 TEST(UdpTransport, FaultInjectionDropsAndDuplicates) {
