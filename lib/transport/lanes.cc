@@ -135,11 +135,10 @@ class LaneTransport final : public Transport {
       return;
     }
     pollfd p[2] = {{box.event, POLLIN, 0}, {shared_->poll_fd, POLLIN, 0}};
-    const int n = 2;
     // To the microsecond: poll()'s milliseconds would hold a lane whose
     // inbox another lane fills late for a whole one.
     const timespec ts = absl::ToTimespec(timeout);
-    ::ppoll(p, static_cast<nfds_t>(n), &ts, nullptr);
+    ::ppoll(p, 2, &ts, nullptr);
     if (box.event >= 0 && (p[0].revents & POLLIN)) {
       uint64_t count;
       (void)!::read(box.event, &count, sizeof(count));
