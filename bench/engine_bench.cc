@@ -14,12 +14,15 @@
 // (EngineOptions::busy_poll) does. BM_QuantizePacketize, the worker's inner loop alone
 // (quantize into frames in memory), runs in the same binary and is the
 // baseline every rate is printed against; Allreduce_1t is the second.
+// RankFloor is the least a rank must do per chunk (scan, quantize,
+// dequantize; nothing else), the bound on Allreduce_1t's ratio.
 //
 //   build/release/bench/engine_bench                 # 1 MiB and 16 MiB tensors
 //   build/release/bench/engine_bench --sizes=small   # what the smoke test runs
 #include <benchmark/benchmark.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -182,6 +185,63 @@ void BM_QuantizePacketize(benchmark::State& state) {
                                  /*fan_in=*/1);
 }
 
+// What any rank must do per chunk under GRID's wire protocol, and nothing
+// else: scan the chunk one pool ahead for the exponent it proposes, write the
+// headers and quantize the chunk into a frame, and dequantize a result of the
+// same size back into the tensor. There is no transport, no switch and no
+// bookkeeping, and the "result" is the frame just written, still in L1, so
+// this is an optimistic floor on the rank's CPU: Allreduce_1t can at best
+// match it, and its ratio to QuantizePacketize bounds Allreduce_1t's.
+void BM_RankFloor(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const auto per = static_cast<uint16_t>(state.range(1));
+  constexpr size_t kPool = 256;  // Allreduce's slots
+  constexpr size_t kRing = 512;  // frames in flight, as the handoff ring holds
+  const std::vector<float> in = grid::bench::Gradient(n);
+  std::vector<float> out(n);
+  const size_t chunks = n / per, frame_bytes = grid::wire::FrameBytes(per);
+  std::vector<uint8_t> ring(kRing * frame_bytes);
+  const grid::wire::FrameAddress address;
+  grid::wire::Header h;
+  h.num_elements = per;
+  h.fan_in = 1;
+  auto exponent = [&](size_t c) {
+    auto e = grid::numerics::BlockExponent({in.data() + c * per, per});
+    return e.ok() ? *e : uint8_t{0};
+  };
+  std::vector<uint8_t> agreed(chunks);
+  for (auto _ : state) {
+    // The first pool's proposals go out in the probe round.
+    for (size_t c = 0; c < std::min(chunks, kPool); ++c) agreed[c] = exponent(c);
+    for (size_t c = 0; c < chunks; ++c) {
+      h.exponent = agreed[c];
+      h.next_exponent = 0;
+      if (c + kPool < chunks) h.next_exponent = agreed[c + kPool] = exponent(c + kPool);
+      h.chunk = static_cast<uint32_t>(c);
+      h.slot = static_cast<uint16_t>(c % kPool);
+      uint8_t* frame = ring.data() + (c % kRing) * frame_bytes;
+      if (!grid::wire::WriteFrameHeaders(address, h, {frame, frame_bytes}).ok() ||
+          !grid::numerics::QuantizeToWire({in.data() + c * per, per}, h.exponent, 1,
+                                          frame + grid::wire::kPayloadOffset)
+               .ok() ||
+          !grid::numerics::DequantizeFromWire(frame + grid::wire::kPayloadOffset, h.exponent, 1,
+                                              {out.data() + c * per, per})
+               .ok()) {
+        state.SkipWithError("rank floor");
+        return;
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  for (size_t i = 0; i < chunks * per; i += 997) {
+    if (std::abs(out[i] - in[i]) > 1e-6f + 1e-3f * std::abs(in[i])) {
+      state.SkipWithError(absl::StrFormat("element %d: %g, expected %g", i, out[i], in[i]).c_str());
+      return;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * chunks * per * sizeof(float)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -192,13 +252,14 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> sizes =
       small ? std::vector<int64_t>{4096} : std::vector<int64_t>{1 << 18, 1 << 22};
   for (auto [name, fn] : {std::pair{"engine/QuantizePacketize", &BM_QuantizePacketize},
+                          std::pair{"engine/RankFloor", &BM_RankFloor},
                           std::pair{"engine/Allreduce_1t", &BM_Allreduce_1t},
                           std::pair{"engine/Allreduce_1t_poll", &BM_Allreduce_1t_poll},
                           std::pair{"engine/Allreduce_2t", &BM_Allreduce_2t},
                           std::pair{"engine/Allreduce_4t", &BM_Allreduce_4t}}) {
     auto* b = benchmark::RegisterBenchmark(name, fn);
     // The baseline is one thread; the allreduce times itself in CPU.
-    if (fn == &BM_QuantizePacketize) {
+    if (fn == &BM_QuantizePacketize || fn == &BM_RankFloor) {
       b->MeasureProcessCPUTime();
     } else {
       b->UseManualTime();
