@@ -12,8 +12,10 @@
 // Rows: size and count (float32), redop, root (-1: none), the time per
 // operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
 // convention, the ring's traffic factor), #wrong elements (GRID's and every
-// peer's), and the bytes this host sent per operation. Then each peer's time,
-// algbw and bytes sent, and GRID's goodput as a multiple of each peer's.
+// peer's), the bytes this host sent per operation, and cpu(us): the CPU this
+// rank's process (all its threads, user and system) used per operation,
+// where time(us) is wall time. Then each peer's time, algbw, bytes sent and
+// CPU, and GRID's goodput as a multiple of each peer's.
 // Gloo and MPI do not count what they send. With --tx-interface every
 // column, GRID's included, is what that interface's transmit counter grew by
 // (the netns fabric's hosts have one interface each); without it, Gloo's is a
@@ -24,6 +26,8 @@
 // passes through each ring's shared buffers fault their pages in (several
 // hundred ms for a 1 MiB allreduce on this testbed), a cost of the process's
 // start, not of the allreduce.
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -73,6 +77,7 @@ class Pattern {
 
 struct Row {
   double us = 0;
+  double cpu_us = 0;  // this process's CPU per operation
   uint64_t wrong = 0;
   double sent = NAN;  // bytes per operation; NaN: not known
 };
@@ -98,6 +103,12 @@ absl::StatusOr<uint64_t> InterfaceTxBytes(const std::string& name) {
       absl::StrCat("--tx-interface: no interface \"", name, "\" in this network namespace"));
 }
 
+absl::Duration ProcessCpu() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return absl::DurationFromTimeval(u.ru_utime) + absl::DurationFromTimeval(u.ru_stime);
+}
+
 std::string Bytes(double sent) {
   return std::isnan(sent) ? std::string("-") : absl::StrFormat("%.0f", sent);
 }
@@ -114,17 +125,20 @@ absl::StatusOr<std::vector<Row>> Measure(const std::vector<int64_t>& sizes, int 
   for (size_t k = 0; k < sizes.size(); ++k) {
     const Pattern pattern(static_cast<size_t>(sizes[k] / 4), rank, world);
     std::vector<float> v;
-    absl::Duration total;
+    absl::Duration total, cpu;
     const uint64_t sent0 = bytes_sent ? bytes_sent() : 0;
     for (int i = 0; i < warmup + iters; ++i) {
       pattern.Fill(v);
       const absl::Time t0 = absl::Now();
+      const absl::Duration cpu0 = ProcessCpu();
       if (absl::Status s = allreduce(v); !s.ok()) return s;
       if (i < warmup) continue;
       total += absl::Now() - t0;
+      cpu += ProcessCpu() - cpu0;
       rows[k].wrong += pattern.Wrong(v);
     }
     rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
+    rows[k].cpu_us = absl::ToDoubleMicroseconds(cpu) / iters;
     if (bytes_sent) rows[k].sent = static_cast<double>(bytes_sent() - sent0) / (warmup + iters);
   }
   return rows;
@@ -269,13 +283,14 @@ int main(int argc, char** argv) {
                 tx_interface.c_str());
   std::printf(
       "# busbw = algbw * 2(n-1)/n (nccl-tests' convention); sent = bytes this host sent "
-      "per operation; #wrong counts GRID's and every peer's\n#\n");
-  std::string header =
-      absl::StrFormat("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s", "size", "count", "type",
-                      "redop", "root", "time(us)", "algbw", "busbw", "#wrong", "sent(B)");
+      "per operation; cpu = this rank's process's CPU per operation; #wrong counts GRID's and "
+      "every peer's\n#\n");
+  std::string header = absl::StrFormat("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s %10s", "size",
+                                       "count", "type", "redop", "root", "time(us)", "algbw",
+                                       "busbw", "#wrong", "sent(B)", "cpu(us)");
   for (const Peer& p : peers_run) {
-    absl::StrAppendFormat(&header, " | %11s %9s %11s", absl::StrCat(p.name, "(us)"), "algbw",
-                          "sent(B)");
+    absl::StrAppendFormat(&header, " | %11s %9s %11s %10s", absl::StrCat(p.name, "(us)"), "algbw",
+                          "sent(B)", "cpu(us)");
   }
   for (const Peer& p : peers_run)
     absl::StrAppendFormat(&header, " | %8s", absl::StrCat("vs ", p.name));
@@ -289,12 +304,13 @@ int main(int argc, char** argv) {
     bus_sum += algbw * bus;
     uint64_t row_wrong = g.wrong;
     for (const Peer& p : peers_run) row_wrong += (*p.rows)[k].wrong;
-    std::string line = absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11s",
+    std::string line = absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11s %10.1f",
                                        sizes[k], sizes[k] / 4, "float", "sum", -1, g.us, algbw,
-                                       algbw * bus, row_wrong, Bytes(g.sent));
+                                       algbw * bus, row_wrong, Bytes(g.sent), g.cpu_us);
     for (const Peer& p : peers_run) {
       const Row& r = (*p.rows)[k];
-      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11s", r.us, bytes / r.us / 1e3, Bytes(r.sent));
+      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11s %10.1f", r.us, bytes / r.us / 1e3,
+                            Bytes(r.sent), r.cpu_us);
     }
     for (const Peer& p : peers_run) {
       absl::StrAppendFormat(&line, " | %7.2fx", (*p.rows)[k].us / g.us);
