@@ -381,6 +381,7 @@ struct Switch {
   grid::sw::SwitchConfig config;
   uint16_t ports = 0;
   unsigned workers = 1;
+  uint16_t queues = 1;  // receive (and transmit) queues per port
   rte_mempool* pool = nullptr;
   std::vector<std::unique_ptr<Worker>> pipelines;
   std::vector<Shard> shards;
@@ -418,9 +419,9 @@ void Init(int argc, char** argv, Switch& sw) {
   grid::tools::ApplyCapacity(sw.config, sw.flags, sw.workers);
 }
 
-// The mbuf pool, every port with a transmit queue per pipeline worker (and as
-// many receive queues, because some PMDs, memif, pair them; only queue 0 is
-// polled), and the workers' pipelines with their share of each rate limit.
+// The mbuf pool, every port with a transmit queue per pipeline worker and as
+// many receive queues (the main lcore polls them all), and the workers'
+// pipelines with their share of each rate limit.
 void StartPorts(Switch& sw) {
   constexpr unsigned kMbufsPerWorker = 8191;
   constexpr uint16_t kDescriptors = 1024;
@@ -435,6 +436,7 @@ void StartPorts(Switch& sw) {
     port_state[p].bucket.Configure(imp.gbps / sw.workers, kBucketBurstBits);
   }
   const auto queues = static_cast<uint16_t>(sw.workers);
+  sw.queues = queues;
   for (uint16_t p = 0; p < sw.ports; ++p) {
     rte_eth_conf conf{};
     bool ok = rte_eth_dev_configure(p, queues, queues, &conf) >= 0;
@@ -529,19 +531,23 @@ void MainLoop(Switch& sw) {
   IdleBackoff idle(sw.flags.idle_us, sw.bells.own.get());
   while (!g_stop) {
     size_t work = 0;
+    // Every receive queue: a peer with several queue pairs (a rank's
+    // `dpdk: ... -- queues=N`) sends on all of them.
     for (uint16_t p = 0; p < sw.ports; ++p) {
-      const uint16_t n = rte_eth_rx_burst(p, 0, rx, kBurst);
-      work += n;
-      for (uint16_t i = 0; i < n; ++i) {
-        Taken(rx[i]);
-        rx[i]->port = p;
-        if (sw.workers == 1) {
-          sw.pipelines[0]->Handle(rx[i], p);
-          continue;
-        }
-        grid::util::TsanRelease(rx[i]);
-        if (rte_ring_enqueue(sw.shards[Owner(rx[i], sw.workers)].ring, rx[i]) != 0) {
-          FreeMbuf(rx[i]);  // the shard is overrun: a queue drop
+      for (uint16_t q = 0; q < sw.queues; ++q) {
+        const uint16_t n = rte_eth_rx_burst(p, q, rx, kBurst);
+        work += n;
+        for (uint16_t i = 0; i < n; ++i) {
+          Taken(rx[i]);
+          rx[i]->port = p;
+          if (sw.workers == 1) {
+            sw.pipelines[0]->Handle(rx[i], p);
+            continue;
+          }
+          grid::util::TsanRelease(rx[i]);
+          if (rte_ring_enqueue(sw.shards[Owner(rx[i], sw.workers)].ring, rx[i]) != 0) {
+            FreeMbuf(rx[i]);  // the shard is overrun: a queue drop
+          }
         }
       }
     }

@@ -45,7 +45,11 @@ class Ports {
     std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())), frame.data(),
                 frame.size());
     for (int tries = 0; tries < 1000; ++tries) {
-      if (rte_eth_tx_burst(port, 0, &m, 1) == 1) return true;
+      // Round robin over the queue pairs, as a rank's DPDK transport sends.
+      if (rte_eth_tx_burst(port, static_cast<uint16_t>(next_tx_ % queues_), &m, 1) == 1) {
+        ++next_tx_;
+        return true;
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     rte_pktmbuf_free(m);
@@ -74,6 +78,7 @@ class Ports {
  private:
   rte_mempool* pool_;
   uint16_t queues_;
+  uint32_t next_tx_ = 0;
 };
 
 int Run(const Job& job, uint16_t queues) {

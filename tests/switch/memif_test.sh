@@ -2,7 +2,8 @@
 # grid-switch between memif-connected processes: the switch (memif server on
 # every port) and memif_peer (a client on each, playing S2's neighbours).
 # Runs twice: the switch on one lcore, then on three (a receiving lcore and
-# two pipeline shards) mapped onto the machine's CPUs.
+# two pipeline shards) mapped onto the machine's CPUs, with the peer sending
+# round robin over two queue pairs as a rank's `dpdk: ... -- queues=2` does.
 set -euo pipefail
 switch=$1
 peer=$2
