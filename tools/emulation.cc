@@ -31,7 +31,9 @@ using topology::NodeId;
 // Every host's port on an emulated fabric (GRID's first UDP port).
 constexpr int kHostPort = wire::kUdpPortBase;
 
-std::vector<std::string> Eal(int memory_mb, const std::string& prefix) {
+// `lcores` EAL lcores, all free to run on either of the machine's first two
+// CPUs.
+std::vector<std::string> Eal(int memory_mb, const std::string& prefix, int lcores = 1) {
   return {"--no-huge",
           "--no-pci",
           "-m",
@@ -39,7 +41,8 @@ std::vector<std::string> Eal(int memory_mb, const std::string& prefix) {
           "--no-shconf",
           "--no-telemetry",
           "--log-level=error",
-          "--lcores=0@(0-1)",
+          lcores == 1 ? std::string("--lcores=0@(0-1)")
+                      : absl::StrFormat("--lcores=(0-%d)@(0-1)", lcores - 1),
           "--file-prefix=" + prefix};
 }
 
@@ -184,8 +187,10 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   };
   for (const auto& [node, c] : f.switches) {
     std::string lines;
+    // N queue pairs: a receiving lcore and N pipeline lcores.
+    const int lcores = o.memif_queues == 1 ? 1 : o.memif_queues + 1;
     for (const std::string& a :
-         Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c.name))) {
+         Eal(o.eal_memory_mb, absl::StrFormat("gs%d-%s", f.job_id, c.name), lcores)) {
       lines += a + "\n";
     }
     for (size_t p = 0; p < f.topology.neighbors(node).size(); ++p) {
@@ -196,8 +201,12 @@ Keys MemifEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
     keys.emplace_back("grid/switch-ports/" + c.name, lines);
   }
   HostTransports(f, keys, [&](NodeId node, const std::string& prefix) {
+    std::string options = DpdkFaults(o.impairment, node + 1);
+    if (o.memif_queues != 1) {
+      options = absl::StrCat(options.empty() ? " --" : options, " queues=", o.memif_queues);
+    }
     return absl::StrCat("dpdk:", absl::StrJoin(Eal(o.eal_memory_mb, prefix), " "), " ",
-                        vdev(node, 0, 0), DpdkFaults(o.impairment, node + 1));
+                        vdev(node, 0, 0), options);
   });
   return keys;
 }

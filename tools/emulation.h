@@ -43,6 +43,10 @@ struct EmulationOptions {
   // the topology's fabric on one machine. 0: no shaping (unless link_gbps).
   double scale = 0;
   int eal_memory_mb = 128;
+  // Queue pairs per memif link: each grid-switch runs this many pipeline
+  // lcores (one transmit queue each), and each host's DPDK transport opens
+  // as many, one per progress thread (GRID_THREADS, grid-root --threads).
+  int memif_queues = 1;
   int bmv2_thrift_base = 9090;  // switch i (in node order) listens on base + i
 };
 

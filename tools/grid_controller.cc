@@ -37,7 +37,7 @@ constexpr char kUsage[] =
     "                       [--slot-base=0] [--label-base=0]\n"
     "                       [--switch=grid|bmv2]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
-    "                       [--memif-dir=DIR [--eal-memory-mb=128]]\n"
+    "                       [--memif-dir=DIR [--eal-memory-mb=128] [--memif-queues=1]]\n"
     "                       [--netns=PREFIX [--host-transport=udp|af_packet]]\n"
     "                       [--link-impairment=loss=P,dup=P,reorder=P]\n"
     "                       [--link-gbps=G | --emulation-scale=S] [--atp=best-effort|reserve]\n"
@@ -51,7 +51,10 @@ constexpr char kUsage[] =
     "--elements=auto (the default) takes the widest frame that the paths' MTU (--mtu; an\n"
     "emulated fabric's own, else 1500) and the switches (--switch: P4 takes 64) carry, a\n"
     "multiple of 32; --slots=auto (the default) sizes the pool for it (docs/worker.md,\n"
-    "\"Frame width and pool\"). --elements=64 --slots=256 are the paper's Tofino frames.\n";
+    "\"Frame width and pool\"). --elements=64 --slots=256 are the paper's Tofino frames.\n"
+    "--memif-queues=N gives every memif link N queue pairs: each grid-switch runs N pipeline\n"
+    "lcores, and each host's transport opens N, one per progress thread (GRID_THREADS=N,\n"
+    "grid-root --threads=N) when the host has that many.\n";
 
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -147,6 +150,7 @@ tools::EmulationOptions EmulationOptionsFrom(const tools::Flags& flags) {
     }
   }
   o.eal_memory_mb = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
+  o.memif_queues = static_cast<int>(flags.Int("memif-queues", 1, 1, 8));
   o.bmv2_thrift_base = static_cast<int>(flags.Int("bmv2-thrift-base", 9090, 1, 65000));
   return o;
 }
@@ -197,6 +201,7 @@ int main(int argc, char** argv) {
                             "link-impairment",
                             "memif-dir",
                             "eal-memory-mb",
+                            "memif-queues",
                             "link-gbps",
                             "switch",
                             "netns",

@@ -10,9 +10,10 @@
 // --capacity-gbps, times --rate-scale (an emulation's scale factor).
 //
 // With one lcore, it receives, runs the pipeline and transmits. With more
-// (-l/--lcores), the main lcore receives and hands each GRID packet to the
-// pipeline lcore that owns its (job, slot), so all contributions to a slot
-// meet in one pipeline; each pipeline lcore transmits on its own queue.
+// (-l/--lcores), the main lcore receives on every queue and hands each GRID
+// packet to the pipeline lcore that owns its slot, so all contributions to a
+// slot meet in one pipeline; each pipeline lcore transmits on its own queue,
+// the one a rank's lane for those slots reads (docs/switch.md, "Lcores").
 //
 // Signals: SIGUSR1 prints the counters (JSON, stderr), SIGHUP reloads the
 // table file, SIGINT/SIGTERM stop and print the final counters on stdout.
@@ -44,6 +45,7 @@
 #include "grid/switch.h"
 #include "switch_common.h"
 #include "transport/dpdk.h"
+#include "transport/lanes.h"
 #include "util/random.h"
 #include "util/tsan.h"
 
@@ -264,24 +266,23 @@ class Worker {
   const grid::transport::MemifBells* bells_ = nullptr;
 };
 
-// Which worker owns a frame: GRID packets by (job, slot), so every
-// contribution to a slot meets in one pipeline; everything else worker 0.
+// Which worker owns a frame: GRID packets by slot, so every contribution to
+// a slot meets in one pipeline, and worker w sends the results of slots
+// s = w mod workers on transmit queue w: the queue a rank's lane for those
+// slots reads (transport::LaneOf, Transport::OpenLanes), when the rank has
+// as many queue pairs as this switch has pipeline lcores. Everything else
+// goes to worker 0.
 unsigned Owner(const rte_mbuf* m, unsigned workers) {
   if (workers == 1 || rte_pktmbuf_data_len(m) < grid::wire::kPayloadOffset) return 0;
   const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
-  uint16_t dst_port, job, slot;
+  uint16_t dst_port;
   std::memcpy(&dst_port, d + grid::wire::kUdpOffset + offsetof(grid::wire::UdpHeader, dst_port), 2);
-  std::memcpy(&job, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, job_id), 2);
-  std::memcpy(&slot, d + grid::wire::kGridOffset + offsetof(grid::wire::WireHeader, slot), 2);
   dst_port = rte_be_to_cpu_16(dst_port);
   if (dst_port < grid::wire::kUdpPortBase ||
       dst_port >= grid::wire::kUdpPortBase + grid::wire::kUdpPortCount) {
     return 0;
   }
-  // Jobs' pools start at different slots on different workers (a prime
-  // stride), so small pools of several jobs spread over the lcores.
-  constexpr unsigned kJobStride = 7919;
-  return (rte_be_to_cpu_16(job) * kJobStride + rte_be_to_cpu_16(slot)) % workers;
+  return grid::transport::LaneOf({d, rte_pktmbuf_data_len(m)}, workers);
 }
 
 namespace {

@@ -8,12 +8,14 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "grid/transport.h"
 #include "grid/wire.h"
 #include "transport/impaired.h"
+#include "transport/lanes.h"
 
 namespace grid::transport {
 namespace {
@@ -39,24 +42,88 @@ constexpr int kYieldsBeforeSleep = 16;
 constexpr uint32_t kMaxQueues = 64;  // queue pairs a dpdk: spec may ask for
 std::atomic<bool> g_eal_in_use{false};
 
+// The started port and its mbuf pool, shared by a transport and the lanes
+// it opened (OpenLanes); the last owner stops the port and the EAL.
+struct DpdkPort {
+  uint16_t id = 0;
+  uint16_t queues = 1;
+  rte_mempool* pool = nullptr;
+  // Lane k's inbox: frames of its slots that arrived on another lane's
+  // queue (a peer that does not steer by slot), handed over as mbufs.
+  std::vector<rte_ring*> inboxes;
+
+  ~DpdkPort() {
+    for (rte_ring* r : inboxes) {
+      void* m = nullptr;
+      while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+      rte_ring_free(r);
+    }
+    rte_eth_dev_stop(id);
+    rte_eth_dev_close(id);
+    rte_mempool_free(pool);
+    rte_eal_cleanup();
+    g_eal_in_use = false;
+  }
+};
+
+// The whole port (queue pairs 0 to queues-1, bursts taking them in turn),
+// or one lane of it: queue pair `first`, receiving the frames of the slots
+// s with s mod lanes = lane (transport/lanes.h).
 class DpdkTransport final : public Transport {
  public:
-  DpdkTransport(uint16_t port, uint16_t queues, rte_mempool* pool, std::string describe,
-                MemifBells bells)
-      : port_(port),
-        queues_(queues),
-        pool_(pool),
+  DpdkTransport(std::shared_ptr<DpdkPort> port, std::string describe, MemifBells bells)
+      : shared_(std::move(port)),
+        port_(shared_->id),
+        first_(0),
+        queues_(shared_->queues),
+        pool_(shared_->pool),
         describe_(std::move(describe)),
         bells_(std::move(bells)),
-        peer_(bells_.peer(port)) {}
+        peer_(bells_.peer(port_)) {}
+
+  // Lane `lane` of `lanes`, on queue pair `lane`: no doorbells (a peer that
+  // steers slots to queues is a multi-lcore grid-switch, which has none).
+  DpdkTransport(std::shared_ptr<DpdkPort> port, uint32_t lane, uint32_t lanes, std::string describe)
+      : shared_(std::move(port)),
+        port_(shared_->id),
+        first_(static_cast<uint16_t>(lane)),
+        queues_(1),
+        pool_(shared_->pool),
+        describe_(std::move(describe)),
+        peer_(nullptr),
+        lane_(lane),
+        lanes_(lanes) {}
 
   ~DpdkTransport() override {
     for (uint16_t i = 0; i < stashed_; ++i) rte_pktmbuf_free(stash_[i]);
-    rte_eth_dev_stop(port_);
-    rte_eth_dev_close(port_);
-    rte_mempool_free(pool_);
-    rte_eal_cleanup();
-    g_eal_in_use = false;
+  }
+
+  // One lane per queue pair, when the spec asked for exactly `lanes` of
+  // them (queues=N): lane k sends and receives on queue pair k. A frame
+  // that arrives on another lane's queue is passed to its lane, so the
+  // result is right whatever the peer does; it is fast when the peer sends
+  // slot s on queue s mod lanes, as grid-switch's pipeline lcores do.
+  absl::StatusOr<std::vector<std::unique_ptr<Transport>>> OpenLanes(uint32_t lanes) override {
+    if (lanes_ != 1 || lanes < 2 || lanes != queues_ || !shared_->inboxes.empty()) {
+      return Transport::OpenLanes(lanes);
+    }
+    for (uint32_t k = 0; k < lanes; ++k) {
+      const std::string name = absl::StrFormat("grid_lane%d", k);
+      rte_ring* r = rte_ring_create(name.c_str(), kInboxFrames, static_cast<int>(rte_socket_id()),
+                                    RING_F_SC_DEQ);
+      if (r == nullptr) {
+        return absl::UnavailableError(
+            absl::StrFormat("%s: lane %d's inbox: %s", describe_, k, rte_strerror(rte_errno)));
+      }
+      shared_->inboxes.push_back(r);
+    }
+    std::vector<std::unique_ptr<Transport>> out;
+    for (uint32_t k = 0; k < lanes; ++k) {
+      out.push_back(std::make_unique<DpdkTransport>(
+          shared_, k, lanes,
+          absl::StrFormat("%s, lane %d of %d on queue pair %d", describe_, k, lanes, k)));
+    }
+    return out;
   }
 
   size_t Send(absl::Span<const absl::Span<const uint8_t>> frames) override {
@@ -78,8 +145,7 @@ class DpdkTransport final : public Transport {
       }
       if (n == 0) break;
       // Bursts take the transmit queues in turn.
-      const uint16_t sent = rte_eth_tx_burst(port_, tx_queue_, m, n);
-      tx_queue_ = static_cast<uint16_t>((tx_queue_ + 1) % queues_);
+      const uint16_t sent = rte_eth_tx_burst(port_, NextTxQueue(), m, n);
       for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
       done += n;
       any += sent;
@@ -102,8 +168,7 @@ class DpdkTransport final : public Transport {
         if (dst == nullptr) break;
         build(done + built, {reinterpret_cast<uint8_t*>(dst), bytes});
       }
-      const uint16_t sent = built == 0 ? 0 : rte_eth_tx_burst(port_, tx_queue_, m, built);
-      tx_queue_ = static_cast<uint16_t>((tx_queue_ + 1) % queues_);
+      const uint16_t sent = built == 0 ? 0 : rte_eth_tx_burst(port_, NextTxQueue(), m, built);
       for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
       any += sent;
       // As in Send, what the queue refused counts as taken and lost to it:
@@ -127,7 +192,18 @@ class DpdkTransport final : public Transport {
     }
     for (uint16_t i = 0; i < n; ++i) {
       if (rte_pktmbuf_linearize(m[i]) == 0) {
-        on_frame({rte_pktmbuf_mtod(m[i], const uint8_t*), rte_pktmbuf_data_len(m[i])});
+        const absl::Span<const uint8_t> frame(rte_pktmbuf_mtod(m[i], const uint8_t*),
+                                              rte_pktmbuf_data_len(m[i]));
+        if (lanes_ > 1) {
+          const uint32_t owner = LaneOf(frame, lanes_);
+          if (owner != lane_) {
+            // Another lane's: its inbox takes the mbuf (a full inbox drops
+            // it, as a full queue would; its sender resends).
+            if (rte_ring_enqueue(shared_->inboxes[owner], m[i]) != 0) rte_pktmbuf_free(m[i]);
+            continue;
+          }
+        }
+        on_frame(frame);
       }
       rte_pktmbuf_free(m[i]);
     }
@@ -139,7 +215,7 @@ class DpdkTransport final : public Transport {
   // poll-mode drivers have no descriptor to sleep on: they nap briefly, so
   // many processes can share two cores.
   void WaitReadable(absl::Duration timeout) override {
-    if (stashed_ != 0) return;
+    if (stashed_ != 0 || (lanes_ > 1 && !rte_ring_empty(shared_->inboxes[lane_]))) return;
     if (bells_.own == nullptr || peer_ == nullptr || !peer_->Present()) {
       std::this_thread::sleep_for(
           absl::ToChronoMicroseconds(std::min(timeout, absl::Microseconds(50))));
@@ -165,22 +241,39 @@ class DpdkTransport final : public Transport {
   std::string Describe() const override { return describe_; }
 
  private:
+  // Frames one lane's inbox holds (a power of two; the ring keeps one free).
+  static constexpr unsigned kInboxFrames = 4096;
+
+  std::shared_ptr<DpdkPort> shared_;
   uint16_t port_;
+  uint16_t first_;  // this transport's queue pairs: first_ .. first_ + queues_ - 1
   uint16_t queues_;
-  uint16_t rx_queue_ = 0, tx_queue_ = 0;
+  uint16_t rx_queue_ = 0, tx_queue_ = 0;  // the next, counted from first_
   rte_mempool* pool_;
   std::string describe_;
   MemifBells bells_;
   PeerBell* peer_;
+  uint32_t lane_ = 0, lanes_ = 1;
   rte_mbuf* stash_[kBurst];
   uint16_t stashed_ = 0;
 
-  // Every receive queue in turn (a NIC's RSS spreads flows over them); the
-  // first that has frames gives this batch.
+  uint16_t NextTxQueue() {
+    const uint16_t q = first_ + tx_queue_;
+    tx_queue_ = static_cast<uint16_t>((tx_queue_ + 1) % queues_);
+    return q;
+  }
+
+  // A lane's inbox first. Then every receive queue in turn (a NIC's RSS
+  // spreads flows over them); the first that has frames gives this batch.
   uint16_t Poll(rte_mbuf** m, uint16_t max) {
     uint16_t n = 0;
+    if (lanes_ > 1) {
+      n = static_cast<uint16_t>(rte_ring_dequeue_burst(shared_->inboxes[lane_],
+                                                       reinterpret_cast<void**>(m), max, nullptr));
+      if (n != 0) return n;
+    }
     for (uint16_t tries = 0; n == 0 && tries < queues_; ++tries) {
-      n = rte_eth_rx_burst(port_, rx_queue_, m, max);
+      n = rte_eth_rx_burst(port_, first_ + rx_queue_, m, max);
       rx_queue_ = static_cast<uint16_t>((rx_queue_ + 1) % queues_);
     }
     return n;
@@ -419,8 +512,12 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
   std::string describe = absl::StrFormat("dpdk port %d (%s, %d queue pairs%s)", port,
                                          info.driver_name ? info.driver_name : "?", queues,
                                          bells.own != nullptr ? ", doorbell" : "");
+  auto shared = std::make_shared<DpdkPort>();
+  shared->id = port;
+  shared->queues = queues;
+  shared->pool = *pool;
   std::unique_ptr<Transport> t(
-      new DpdkTransport(port, queues, *pool, std::move(describe), std::move(bells)));
+      new DpdkTransport(std::move(shared), std::move(describe), std::move(bells)));
   if (parsed->faults.any()) {
     t = std::make_unique<ImpairedTransport>(std::move(t), parsed->faults);
   }

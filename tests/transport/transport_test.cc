@@ -8,6 +8,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <rte_ethdev.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -787,12 +788,18 @@ namespace {
 
 // DPDK with the net_ring driver, whose transmit rings are its receive rings:
 // what the transport sends comes back, over two queue pairs.
-TEST(DpdkTransport, NetRingLoopsFramesBackOverSeveralQueues) {
-  const std::string prefix = absl::StrFormat("gt%d", static_cast<int>(::getpid()));
-  auto t = OpenTransport(
+// A DPDK transport on net_ring with two queue pairs, its EAL files under
+// /var/run/dpdk/PREFIX.
+absl::StatusOr<std::unique_ptr<Transport>> OpenNetRing(const std::string& prefix) {
+  return OpenTransport(
       "dpdk:--no-huge --no-pci -m 64 --no-shconf --no-telemetry "
       "--log-level=error --file-prefix=" +
       prefix + " --vdev=net_ring0 -- queues=2");
+}
+
+TEST(DpdkTransport, NetRingLoopsFramesBackOverSeveralQueues) {
+  const std::string prefix = absl::StrFormat("gt%d", static_cast<int>(::getpid()));
+  auto t = OpenNetRing(prefix);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT((*t)->Describe(), HasSubstr("2 queue pairs"));
   std::vector<std::vector<uint8_t>> frames;
@@ -820,6 +827,77 @@ TEST(DpdkTransport, NetRingLoopsFramesBackOverSeveralQueues) {
   // A second DPDK transport in the same process is refused, not crashed.
   EXPECT_EQ(OpenTransport("dpdk:--no-pci").status().code(), absl::StatusCode::kFailedPrecondition);
   t->reset();
+  std::error_code ec;
+  std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
+}
+
+// Lanes of a DPDK port (Transport::OpenLanes, the spec asking for as many
+// queue pairs): lane k sends and receives on queue pair k, and a frame of
+// lane k's slots that comes in on another lane's queue is passed to lane k.
+// net_ring loops each queue back onto itself, so half of what each lane
+// sends comes back on the wrong lane's queue. Two threads, one per lane,
+// each get exactly the frames of their slots, and each lane sent on its own
+// queue only.
+TEST(DpdkTransport, LanesOwnTheirQueuePairsAndPassOnOthersFrames) {
+  const std::string prefix = absl::StrFormat("gl%d", static_cast<int>(::getpid()));
+  auto t = OpenNetRing(prefix);
+  ASSERT_TRUE(t.ok()) << t.status();
+  // Three lanes of two queue pairs are not the port's own: the threads
+  // share the transport instead (transport::LanesOf).
+  EXPECT_EQ((*t)->OpenLanes(3).status().code(), absl::StatusCode::kUnimplemented);
+  auto lanes = (*t)->OpenLanes(2);
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  ASSERT_EQ(lanes->size(), 2u);
+  EXPECT_THAT((*lanes)[1]->Describe(), HasSubstr("lane 1 of 2 on queue pair 1"));
+  t->reset();  // the lanes keep the port open
+  constexpr int kFrames = 100;
+  std::vector<std::vector<uint8_t>> sent[2], got[2];
+  for (uint32_t k = 0; k < 2; ++k) {
+    for (uint32_t c = 0; c < kFrames; ++c) {
+      sent[k].push_back(Frame(1, 2, 1000 * k + c, 4, static_cast<uint16_t>(c)));
+    }
+  }
+  std::atomic<int> done{0};
+  auto run = [&](uint32_t k) {
+    Transport& lane = *(*lanes)[k];
+    for (size_t at = 0; at < sent[k].size(); at += 20) {
+      std::vector<absl::Span<const uint8_t>> spans(sent[k].begin() + at, sent[k].begin() + at + 20);
+      lane.Send(spans);
+    }
+    // Each lane keeps receiving until both have all theirs: a lane passes
+    // the other's frames on only while it receives.
+    bool mine = false;
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (done.load() < 2 && absl::Now() < deadline) {
+      lane.Receive(32,
+                   [&](absl::Span<const uint8_t> f) { got[k].emplace_back(f.begin(), f.end()); });
+      if (!mine && got[k].size() >= kFrames) {
+        mine = true;
+        done.fetch_add(1);
+      }
+      lane.WaitReadable(absl::Milliseconds(1));
+    }
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  for (uint32_t k = 0; k < 2; ++k) {
+    std::vector<std::vector<uint8_t>> want;
+    for (const auto& f : sent[0]) {
+      if (wire::PeekSlot(f) % 2 == static_cast<int>(k)) want.push_back(f);
+    }
+    for (const auto& f : sent[1]) {
+      if (wire::PeekSlot(f) % 2 == static_cast<int>(k)) want.push_back(f);
+    }
+    std::sort(want.begin(), want.end());
+    std::sort(got[k].begin(), got[k].end());
+    EXPECT_EQ(got[k], want) << "lane " << k;
+  }
+  rte_eth_stats stats{};
+  ASSERT_EQ(rte_eth_stats_get(0, &stats), 0);
+  EXPECT_EQ(stats.q_opackets[0], static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(stats.q_opackets[1], static_cast<uint64_t>(kFrames));
+  lanes->clear();
   std::error_code ec;
   std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
 }

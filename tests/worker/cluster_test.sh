@@ -10,6 +10,10 @@
 #                 direction, each rank and the root on two threads sharing
 #                 their link (GRID_THREADS=2, grid-root --threads=2); every
 #                 result must be right, and retransmissions must happen
+#               lanes (memif): links of two queue pairs (--memif-queues=2),
+#                 so each rank's and the root's two threads have a queue
+#                 pair of their own (Transport::OpenLanes) and each switch
+#                 two pipeline lcores; every result must be right
 #               kill: rank 3 is killed mid-operation; every other rank must
 #                 fail within 2x the timeout, and nothing may be left running,
 #                 bound or mapped
@@ -30,6 +34,12 @@ else
   links=(--udp-base-port=$base)
 fi
 [ "$mode" = lossy ] && export FABRIC_ROOT_FLAGS=--threads=2
+if [ "$mode" = lanes ]; then
+  [ "$fabric" = memif ] || fail "the lanes scenario runs on memif"
+  # Two pipeline lcores' mbuf pools do not fit a switch's 64 MB.
+  links=(--memif-dir="$work/sock" --eal-memory-mb=192 --memif-queues=2)
+  export FABRIC_ROOT_FLAGS=--threads=2
+fi
 fabric_start "$tools" "$work" --topology=testbed --workers=8 --planner=grid --slots=64 \
   --job-id=$job "${links[@]}" "${impair[@]}" || fail "grid-controller"
 # No --elements: the controller takes the widest frame memif and loopback
@@ -50,6 +60,16 @@ if [ "$mode" = lossy ]; then
   [ "$retrans" -gt 0 ] || fail "no retransmissions under 1% loss"
   grep -q "2 threads on" "$work/root.log" || fail "grid-root is not on 2 threads: $(cat "$work/root.log")"
   echo "$fabric: 8 ranks and the root on 2 threads, every result right; $retrans retransmissions"
+  cat "$work/rank-0.log"
+elif [ "$mode" = lanes ]; then
+  GRID_TIMEOUT_MS=60000 GRID_THREADS=2 fabric_ranks 8 "$worker" --iterations=3 --count=20000
+  fabric_wait_ranks || fail "a worker failed"
+  for r in $(seq 0 7); do
+    grep -q '"ok":true' "$work/rank-$r.log" || fail "rank $r: $(cat "$work/rank-$r.log")"
+  done
+  grep -q "lane 0 of 2 on queue pair 0" "$work/root.log" ||
+    fail "grid-root's threads do not have queue pairs of their own: $(cat "$work/root.log")"
+  echo "memif: 8 ranks and the root on 2 threads, a queue pair each; every result right"
   cat "$work/rank-0.log"
 elif [ "$mode" = kill ]; then
   # The first operation waits for every rank to start; on these 2-core
