@@ -10,7 +10,10 @@
 #        1024-element frames), GLOO (an address: Gloo's ring over TCP bound to
 #        it runs too, e.g. GLOO=127.0.0.1; needs a build with libgloo-dev),
 #        FABRIC (memif; udp: the same fabric over kernel UDP on loopback, no
-#        DPDK, and without allreduce_perf's own ring, which needs raw frames)
+#        DPDK, and without allreduce_perf's own ring, which needs raw frames),
+#        QUEUES (memif only: N queue pairs per link, grid-controller
+#        --memif-queues=N, and every rank and the root on N threads, a queue
+#        pair each)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -20,7 +23,14 @@ work=$(mktemp -d /tmp/grid-perf.XXXXXX)
 trap 'fabric_kill; [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"; rm -rf "$work"' EXIT
 job=$((100 + RANDOM % 800))
 case ${FABRIC:-memif} in
-  memif) links=(--memif-dir="$work/sock" --eal-memory-mb=64) ring=() ;;
+  memif)
+    links=(--memif-dir="$work/sock" --eal-memory-mb=64) ring=()
+    # Each pipeline lcore of a switch has its own mbuf pool.
+    if [ "${QUEUES:-1}" != 1 ]; then
+      links=(--memif-dir="$work/sock" --eal-memory-mb=$((64 + 64 * QUEUES)) --memif-queues="$QUEUES")
+      export GRID_THREADS=$QUEUES FABRIC_ROOT_FLAGS=--threads=$QUEUES
+    fi
+    ;;
   udp) links=(--udp-base-port=$((20000 + RANDOM % 30000))) ring=(--ring=false) ;;
   *) echo "FABRIC: memif or udp, not ${FABRIC}" >&2; exit 1 ;;
 esac

@@ -28,6 +28,7 @@
 #include "grid/wire.h"
 #include "transport/impaired.h"
 #include "transport/lanes.h"
+#include "util/tsan.h"
 
 namespace grid::transport {
 namespace {
@@ -199,6 +200,7 @@ class DpdkTransport final : public Transport {
           if (owner != lane_) {
             // Another lane's: its inbox takes the mbuf (a full inbox drops
             // it, as a full queue would; its sender resends).
+            util::TsanRelease(m[i]);
             if (rte_ring_enqueue(shared_->inboxes[owner], m[i]) != 0) rte_pktmbuf_free(m[i]);
             continue;
           }
@@ -270,6 +272,7 @@ class DpdkTransport final : public Transport {
     if (lanes_ > 1) {
       n = static_cast<uint16_t>(rte_ring_dequeue_burst(shared_->inboxes[lane_],
                                                        reinterpret_cast<void**>(m), max, nullptr));
+      for (uint16_t i = 0; i < n; ++i) util::TsanAcquire(m[i]);
       if (n != 0) return n;
     }
     for (uint16_t tries = 0; n == 0 && tries < queues_; ++tries) {
