@@ -382,7 +382,6 @@ struct Switch {
   grid::sw::SwitchConfig config;
   uint16_t ports = 0;
   unsigned workers = 1;
-  uint16_t queues = 1;  // receive (and transmit) queues per port
   rte_mempool* pool = nullptr;
   std::vector<std::unique_ptr<Worker>> pipelines;
   std::vector<Shard> shards;
@@ -437,7 +436,6 @@ void StartPorts(Switch& sw) {
     port_state[p].bucket.Configure(imp.gbps / sw.workers, kBucketBurstBits);
   }
   const auto queues = static_cast<uint16_t>(sw.workers);
-  sw.queues = queues;
   for (uint16_t p = 0; p < sw.ports; ++p) {
     rte_eth_conf conf{};
     bool ok = rte_eth_dev_configure(p, queues, queues, &conf) >= 0;
@@ -535,7 +533,7 @@ void MainLoop(Switch& sw) {
     // Every receive queue: a peer with several queue pairs (a rank's
     // `dpdk: ... -- queues=N`) sends on all of them.
     for (uint16_t p = 0; p < sw.ports; ++p) {
-      for (uint16_t q = 0; q < sw.queues; ++q) {
+      for (uint16_t q = 0; q < sw.workers; ++q) {  // a queue pair per worker
         const uint16_t n = rte_eth_rx_burst(p, q, rx, kBurst);
         work += n;
         for (uint16_t i = 0; i < n; ++i) {

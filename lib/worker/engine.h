@@ -170,8 +170,9 @@ class Engine {
   // Queue and Flush are false once a batch could not be built: every
   // operation has failed (FailAll), and the caller's slots and ops are gone.
   bool Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit);
-  // Writes the whole frame; false only for a config no header fits.
-  bool BuildChunk(const TxItem& item, absl::Span<uint8_t> frame);
+  // Writes the whole frame. A header that does not fit (only a config
+  // Create would have refused) zeroes it and sets build_error_.
+  void BuildChunk(const TxItem& item, absl::Span<uint8_t> frame);
   bool Flush();
   // rx.cc
   bool Receive(absl::Time now);

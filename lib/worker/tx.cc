@@ -46,7 +46,7 @@ bool Engine::Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit) {
   return true;
 }
 
-bool Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
+void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
   WireOp& op = *item.op;
   const uint32_t index = item.index;
   const uint64_t pos = item.pos;
@@ -101,11 +101,11 @@ bool Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
           absl::StrFormat("rank %d: chunk header: %s", config_.rank, size.status().message()));
     }
     std::fill(frame.begin(), frame.end(), 0);
-    return false;
+    return;
   }
   uint8_t* payload = frame.data() + wire::kPayloadOffset;
   std::fill(payload + n * wire::kElementBytes, frame.data() + frame.size(), 0);
-  if (probe) return true;  // only its exponent proposal counts
+  if (probe) return;  // only its exponent proposal counts
   if (op.quantized) {
     absl::Status s =
         numerics::QuantizeToWire({op.in_f + begin, n}, h.exponent, config_.world, payload);
@@ -117,7 +117,6 @@ bool Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
   } else {
     numerics::Int32ToWire({op.in_i + begin, n}, payload);
   }
-  return true;
 }
 
 bool Engine::Flush() {
