@@ -123,7 +123,7 @@ absl::StatusOr<Topology> ParseTopologyJson(std::string_view text);
 std::string TopologyToJson(const Topology& topology);
 
 // Generated topologies from a spec string (docs/topology.md):
-//   testbed[:ps=GBPS] | fattree:k=K,hosts=H | leafspine:spines=S,leaves=L,hosts=H
+//   testbed[:ps=GBPS] | rack:hosts=H | fattree:k=K,hosts=H | leafspine:spines=S,leaves=L,hosts=H
 // with options prog=all|tor|none|random:P, cap=uniform:LO:HI|fixed:C,
 // cap.NAME=GBPS (one switch's C_s), link=GBPS (host links), fabric=GBPS (switch-to-switch links;
 // default link), slots=N, seed=N; the testbed's ps=GBPS is the root's access rate B_alpha (default

@@ -1,5 +1,5 @@
-// Generated topologies (docs/topology.md): the paper's testbed, k-ary fat
-// trees and leaf-spine fabrics, from a spec string.
+// Generated topologies (docs/topology.md): the paper's testbed, one rack,
+// k-ary fat trees and leaf-spine fabrics, from a spec string.
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -249,6 +249,20 @@ absl::StatusOr<Topology> Testbed(Spec& spec) {
   return b.Finish("testbed", spec, *common);
 }
 
+// One rack: a ToR that every host hangs off, the setting SwitchML and ATP
+// measure. A job's aggregation has one switch and the root one hop from it.
+absl::StatusOr<Topology> Rack(Spec& spec) {
+  auto hosts = IntOption(spec, "hosts", 9, 2, 4096);
+  if (!hosts.ok()) return hosts.status();
+  auto common = CommonOptions(spec, "all", "fixed:3200");
+  if (!common.ok()) return common.status();
+  Builder b;
+  b.Switch("tor", Tier::kTor);
+  for (int h = 0; h < *hosts; ++h) b.Host(absl::StrFormat("h%d", h));
+  for (int h = 0; h < *hosts; ++h) b.Connect(absl::StrFormat("h%d", h), "tor");
+  return b.Finish(absl::StrFormat("rack-%d", *hosts), spec, *common);
+}
+
 absl::StatusOr<Topology> FatTree(Spec& spec) {
   auto k = IntOption(spec, "k", 4, 2, 64);
   if (!k.ok()) return k.status();
@@ -324,10 +338,11 @@ absl::StatusOr<Topology> GenerateTopology(std::string_view text) {
   auto spec = ParseSpec(text);
   if (!spec.ok()) return spec.status();
   if (spec->kind == "testbed") return Testbed(*spec);
+  if (spec->kind == "rack") return Rack(*spec);
   if (spec->kind == "fattree") return FatTree(*spec);
   if (spec->kind == "leafspine") return LeafSpine(*spec);
   return absl::InvalidArgumentError(absl::StrFormat(
-      "topology spec \"%s\": unknown generator \"%s\" (testbed, fattree, leafspine)", text,
+      "topology spec \"%s\": unknown generator \"%s\" (testbed, rack, fattree, leafspine)", text,
       spec->kind));
 }
 

@@ -218,6 +218,29 @@ TEST(Generators, LeafSpine) {
   }
 }
 
+TEST(Generators, Rack) {
+  auto topo = GenerateTopology("rack");
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_EQ(topo->name(), "rack-9");
+  ASSERT_EQ(topo->Switches().size(), 1u);
+  const NodeId tor = topo->Switches()[0];
+  EXPECT_EQ(topo->node(tor).name, "tor");
+  EXPECT_TRUE(topo->node(tor).programmable);
+  EXPECT_EQ(topo->node(tor).capacity_gbps, 3200);
+  EXPECT_EQ(topo->Hosts().size(), 9u);
+  EXPECT_EQ(topo->num_links(), 9);
+  for (NodeId h : topo->Hosts()) {
+    EXPECT_EQ(topo->node(h).role, HostRole::kIdle) << topo->node(h).name;
+    ASSERT_EQ(topo->neighbors(h).size(), 1u);
+    EXPECT_EQ(topo->neighbors(h)[0].node, tor);
+    EXPECT_EQ(topo->AccessGbps(h), 100);
+  }
+  auto wide = GenerateTopology("rack:hosts=33,link=25");
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ(wide->Hosts().size(), 33u);
+  EXPECT_EQ(wide->AccessGbps(*wide->Find("h32")), 25);
+}
+
 TEST(Generators, SameSpecSameBytes) {
   const char* spec = "fattree:k=4,prog=random:0.5,cap=uniform:100:3200,seed=9";
   auto a = GenerateTopology(spec);
@@ -271,6 +294,8 @@ TEST(Generators, BadSpecs) {
         Case{"fattree:cap=uniform:300:100", "cap=uniform:300:100"},
         Case{"fattree:cap=normal:1", "cap=normal:1"},
         Case{"leafspine:link=-3", "link=-3: expected a positive number"},
+        Case{"rack:hosts=1", "hosts=1: expected a whole number in [2, 4096]"},
+        Case{"rack:k=4", "unknown option k"},
         Case{"testbed:cap.S9=10", "cap.S9: no switch of that name"},
         Case{"testbed:cap.S1=0", "cap.S1=0: expected a positive number"},
         Case{"testbed:ps=x", "ps=x: expected a positive number"},
