@@ -238,7 +238,7 @@ class Pipeline {
   absl::Status Reload(SwitchConfig config);
 
  private:
-  // A job's slot memory (lib/switch/pipeline.cc): its copies, bitmaps, sums
+  // A job's slot memory (lib/switch/job_state.h): its copies, bitmaps, sums
   // and rank -> bit map.
   struct JobState;
 
@@ -247,6 +247,9 @@ class Pipeline {
   bool FromItsHost(uint16_t in_port, uint32_t src_ip) const;
   void ForwardOther(absl::Span<uint8_t> frame, bool ipv4, uint16_t in_port, Output* out);
   void ForwardByLabel(absl::Span<uint8_t> frame, const wire::FrameView& view, Output* out);
+  // Why a member's DATA cannot count at `agg`, if it cannot.
+  std::optional<Drop> Refuse(const wire::FrameView& view, const JobEntry::Aggregate& agg,
+                             const JobState& state, uint16_t in_port) const;
   // `agg` is the job's aggregate, or with `proxy` one of its proxies.
   void Aggregate(absl::Span<uint8_t> frame, const wire::FrameView& view, const JobEntry& job,
                  const JobEntry::Aggregate& agg, bool proxy, JobState& state, uint16_t in_port,

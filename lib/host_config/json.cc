@@ -190,6 +190,43 @@ std::string RootConfigToJson(const RootConfig& c) {
   return doc.dump(2) + "\n";
 }
 
+namespace {
+
+// A switch contributor's members (best effort: the ranks whose DATA it may
+// pass on), each below world and listed once among all switches.
+absl::Status ParseMembers(const Json& members, const std::string& where, const RootConfig& c,
+                          RootConfig::Contributor& k) {
+  if (!k.is_switch || !members.is_array() || members.size() > 65535) {
+    return Error("root", where + "members", "must be an array, and only on a switch");
+  }
+  for (size_t m = 0; m < members.size(); ++m) {
+    const std::string mw = absl::StrFormat("%smembers[%d].", where, m);
+    if (!members[m].is_object()) return Error("root", mw, "must be an object");
+    RootConfig::Contributor::Member member;
+    Reader mr(members[m], "root", mw);
+    mr.Uint("rank", 65534, &member.rank);
+    mr.Ip("ip", &member.ip);
+    if (mr.status().ok() && member.rank >= c.world) mr.Fail("rank", "must be below world");
+    // A rank is one switch's member at most: its passed DATA must count
+    // for one share of one chunk.
+    auto listed = [&](const RootConfig::Contributor& other) {
+      for (const auto& o : other.members) {
+        if (o.rank == member.rank) return true;
+      }
+      return false;
+    };
+    if (mr.status().ok() &&
+        (listed(k) || std::any_of(c.contributors.begin(), c.contributors.end(), listed))) {
+      mr.Fail("rank", "listed twice among the switches' members");
+    }
+    if (!mr.status().ok()) return mr.status();
+    k.members.push_back(member);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
   auto doc = Document(text, "root", "grid-root/1");
   if (!doc.ok()) return doc.status();
@@ -228,33 +265,7 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
     if (e.status().ok() && k.result_label == 0) e.Fail("result_label", "labels start at 1");
     if (!e.status().ok()) return e.status();
     if (list[i].contains("members")) {
-      const Json& members = list[i]["members"];
-      if (!k.is_switch || !members.is_array() || members.size() > 65535) {
-        return Error("root", where + "members", "must be an array, and only on a switch");
-      }
-      for (size_t m = 0; m < members.size(); ++m) {
-        const std::string mw = absl::StrFormat("%smembers[%d].", where, m);
-        if (!members[m].is_object()) return Error("root", mw, "must be an object");
-        RootConfig::Contributor::Member member;
-        Reader mr(members[m], "root", mw);
-        mr.Uint("rank", 65534, &member.rank);
-        mr.Ip("ip", &member.ip);
-        if (mr.status().ok() && member.rank >= c.world) mr.Fail("rank", "must be below world");
-        // A rank is one switch's member at most: its passed DATA must count
-        // for one share of one chunk.
-        auto listed = [&](const RootConfig::Contributor& other) {
-          for (const auto& o : other.members) {
-            if (o.rank == member.rank) return true;
-          }
-          return false;
-        };
-        if (mr.status().ok() &&
-            (listed(k) || std::any_of(c.contributors.begin(), c.contributors.end(), listed))) {
-          mr.Fail("rank", "listed twice among the switches' members");
-        }
-        if (!mr.status().ok()) return mr.status();
-        k.members.push_back(member);
-      }
+      if (absl::Status st = ParseMembers(list[i]["members"], where, c, k); !st.ok()) return st;
     }
     if (list[i].contains("proxy_ip")) {
       if (k.members.empty()) {

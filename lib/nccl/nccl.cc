@@ -371,29 +371,6 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
   return ncclSuccess;
 }
 
-const char* ncclGetErrorString(ncclResult_t result) {
-  switch (result) {
-    case ncclSuccess:
-      return "no error";
-    case ncclUnhandledCudaError:
-      return "unhandled cuda error";
-    case ncclSystemError:
-      return "unhandled system error (the fabric, the store or a transport)";
-    case ncclInternalError:
-      return "internal error";
-    case ncclInvalidArgument:
-      return "invalid argument";
-    case ncclInvalidUsage:
-      return "invalid usage";
-    case ncclRemoteError:
-      return "remote process exited or there was a network error";
-    case ncclInProgress:
-      return "NCCL operation in progress";
-    default:
-      return "unknown result code";
-  }
-}
-
 const char* ncclGetLastError(ncclComm_t comm) {
   if (comm == nullptr) return t_last_error.c_str();
   // The pointer stays valid until the communicator's next error.

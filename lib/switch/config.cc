@@ -1,5 +1,5 @@
-// Switch table entries: validation and the "grid-switch/1" JSON form
-// (docs/switch.md).
+// Switch table entries in the "grid-switch/1" JSON form (docs/switch.md);
+// validate.cc checks them.
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -11,103 +11,6 @@
 #include "util/json.h"
 
 namespace grid::sw {
-
-absl::Status ValidateConfig(const SwitchConfig& c) {
-  auto bad = [&](const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrFormat("switch \"%s\": %s", c.name, what));
-  };
-  if (c.num_ports == 0) return bad("ports must be >= 1");
-  if (!(c.capacity_gbps >= 0) || !std::isfinite(c.capacity_gbps)) {
-    return bad("capacity_gbps must be a number >= 0 (0: unlimited)");
-  }
-  auto check_port = [&](const Endpoint& e, const std::string& where) -> absl::Status {
-    if (e.port >= c.num_ports) {
-      return bad(
-          absl::StrFormat("%s: port %d is not below ports (%d)", where, e.port, c.num_ports));
-    }
-    return absl::OkStatus();
-  };
-  for (const auto& [label, e] : c.label_routes) {
-    if (label == 0) return bad("label_routes: label 0 is reserved");
-    if (absl::Status s = check_port(e, absl::StrFormat("label %d", label)); !s.ok()) return s;
-  }
-  for (const auto& [ip, e] : c.ip_routes) {
-    if (absl::Status s = check_port(e, "ip route " + wire::IpToString(ip)); !s.ok()) return s;
-  }
-  for (const auto& [port, ip] : c.hosts) {
-    if (absl::Status s = check_port({port, ip, {}}, "host " + wire::IpToString(ip)); !s.ok())
-      return s;
-  }
-  std::vector<std::pair<uint32_t, uint32_t>> pools;
-  auto check_aggregate = [&](const JobEntry::Aggregate& a, const std::string& where) {
-    if (a.members.empty() || a.members.size() > kMaxMembers) {
-      return bad(absl::StrFormat("%s: %d members; an aggregating switch takes 1 to %d per job",
-                                 where, a.members.size(), kMaxMembers));
-    }
-    if (a.fan_in != a.members.size()) {
-      return bad(
-          absl::StrFormat("%s: fan_in %d but %d members", where, a.fan_in, a.members.size()));
-    }
-    if (a.elements == 0 || a.elements > wire::kMaxElements) {
-      return bad(absl::StrFormat("%s: elements %d outside [1, %d]", where, a.elements,
-                                 wire::kMaxElements));
-    }
-    if (a.slots == 0 || a.slots > wire::kMaxSlots) {
-      return bad(absl::StrFormat("%s: slots %d outside [1, %d]", where, a.slots, wire::kMaxSlots));
-    }
-    if (uint64_t{a.slot_base} + a.slots > c.slot_memory) {
-      return bad(absl::StrFormat("%s: slots [%d, %d) exceed the switch's slot memory (%d)", where,
-                                 a.slot_base, uint64_t{a.slot_base} + a.slots, c.slot_memory));
-    }
-    for (const auto& [base, size] : pools) {
-      if (a.slot_base < base + size && base < a.slot_base + a.slots) {
-        return bad(absl::StrFormat("%s: slots [%d, %d) overlap another pool", where, a.slot_base,
-                                   a.slot_base + a.slots));
-      }
-    }
-    pools.emplace_back(a.slot_base, a.slots);
-    if (a.root_fan_in == 0) return bad(where + ": root_fan_in must be >= 1");
-    if (a.to_root_label == 0) return bad(where + ": to_root_label must be set");
-    if (absl::Status s = check_port(a.root, where + " root"); !s.ok()) return s;
-    std::set<uint16_t> ranks;
-    std::set<uint8_t> bits;
-    for (const Member& m : a.members) {
-      const std::string mw = absl::StrFormat("%s member rank %d", where, m.rank);
-      if (m.rank == wire::kAllRanks) return bad(mw + ": rank 65535 is reserved");
-      if (!ranks.insert(m.rank).second) return bad(mw + ": listed twice");
-      if (!bits.insert(m.bit).second)
-        return bad(absl::StrFormat("%s: bit %d used twice", mw, m.bit));
-      if (m.result_label == 0) return bad(mw + ": result_label must be set");
-      if (absl::Status s = check_port(m.to, mw); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  };
-  for (const auto& [id, job] : c.jobs) {
-    const std::string where = absl::StrFormat("job %d", id);
-    if (job.job_id != id) return bad(where + ": keyed under a different job id");
-    if (job.token == 0) return bad(where + ": token 0 is refused (docs/security.md)");
-    if (job.aggregate) {
-      if (absl::Status s = check_aggregate(*job.aggregate, where); !s.ok()) return s;
-    }
-    for (const auto& [owner, a] : job.proxies) {
-      const std::string pw = absl::StrFormat("%s proxy for node %d", where, owner);
-      if (owner == c.node_id) return bad(pw + ": a switch is no proxy for itself");
-      if (a.root_node != owner) {
-        return bad(absl::StrFormat("%s: root_node %d; a proxy's partial stands for its owner", pw,
-                                   a.root_node));
-      }
-      if (a.root_fan_in != a.fan_in) {
-        return bad(
-            absl::StrFormat("%s: root_fan_in %d but fan_in %d; a proxy's partial carries "
-                            "the owner's fan-in",
-                            pw, a.root_fan_in, a.fan_in));
-      }
-      if (!a.best_effort) return bad(pw + ": a proxy is best effort");
-      if (absl::Status s = check_aggregate(a, pw); !s.ok()) return s;
-    }
-  }
-  return absl::OkStatus();
-}
 
 namespace {
 

@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "aggregation/copy.h"
 #include "grid/numerics.h"
 #include "grid/switch.h"
 #include "switch/frame_fields.h"
+#include "switch/job_state.h"
 
 namespace grid::sw {
 namespace {
@@ -36,25 +38,7 @@ using wire::FrameView;
 using wire::Header;
 using wire::MessageType;
 
-int Reason(Drop d) { return static_cast<int>(d); }
-int Reason(wire::WireError e) { return static_cast<int>(e); }
-
 }  // namespace
-
-struct Pipeline::JobState {
-  static constexpr size_t kBitmapWords = kMaxMembers / 64;
-  std::vector<aggregation::Copy> copies;  // 2 per slot
-  std::vector<uint64_t> bitmaps;          // kBitmapWords per copy
-  std::vector<int32_t> values;            // elements per copy
-  std::vector<uint16_t> member;           // rank -> index in members + 1 (0: none), 65536 entries
-  // Best-effort jobs: the chunk each copy last passed on, if it did.
-  struct PassMark {
-    uint32_t op_seq = 0;
-    uint32_t chunk = 0;
-    bool valid = false;
-  };
-  std::vector<PassMark> passed;  // 2 per slot
-};
 
 Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {
   // A switch starts with a full bucket (BuildState caps it at the burst).
@@ -306,41 +290,34 @@ void Pipeline::ForwardByLabel(absl::Span<uint8_t> frame, const FrameView& view, 
   Emit(route->second.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
+std::optional<Drop> Pipeline::Refuse(const FrameView& view, const JobEntry::Aggregate& agg,
+                                     const JobState& state, uint16_t in_port) const {
+  const Header& h = view.header;
+  const uint16_t index = state.member[h.rank];
+  if (index == 0) return Drop::kNotMember;
+  // A rank's chunks come from its host, on the plan's path: the port the
+  // switch sends its results out of, and the host's address.
+  const Member& member = agg.members[index - 1];
+  if (in_port != member.to.port) return Drop::kBadIngress;
+  if (view.address.src_ip != member.to.ip) return Drop::kBadSource;
+  if (h.fan_in != agg.fan_in) return Drop::kBadFanIn;
+  if (h.slot >= agg.slots) return Drop::kBadSlot;
+  // Every chunk of a job carries exactly `elements` (tails and probes are
+  // padded), which is what a P4 target's fixed payload parser needs.
+  if (h.num_elements != agg.elements) return Drop::kBadLength;
+  return std::nullopt;
+}
+
 void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
                          const JobEntry::Aggregate& agg, bool proxy, JobState& state,
                          uint16_t in_port, Output* out) {
   const Header& h = view.header;
+  if (const std::optional<Drop> refused = Refuse(view, agg, state, in_port)) {
+    DropPacket(Reason(*refused));
+    return;
+  }
   JobCounters& jc = counters_.jobs[h.job_id];
-  const uint16_t index = state.member[h.rank];
-  if (index == 0) {
-    DropPacket(Reason(Drop::kNotMember));
-    return;
-  }
-  // A rank's chunks come from its host, on the plan's path: the port the
-  // switch sends its results out of, and the host's address.
-  const Member& member = agg.members[index - 1];
-  if (in_port != member.to.port) {
-    DropPacket(Reason(Drop::kBadIngress));
-    return;
-  }
-  if (view.address.src_ip != member.to.ip) {
-    DropPacket(Reason(Drop::kBadSource));
-    return;
-  }
-  if (h.fan_in != agg.fan_in) {
-    DropPacket(Reason(Drop::kBadFanIn));
-    return;
-  }
-  if (h.slot >= agg.slots) {
-    DropPacket(Reason(Drop::kBadSlot));
-    return;
-  }
-  // Every chunk of a job carries exactly `elements` (tails and probes are
-  // padded), which is what a P4 target's fixed payload parser needs.
-  if (h.num_elements != agg.elements) {
-    DropPacket(Reason(Drop::kBadLength));
-    return;
-  }
+  const Member& member = agg.members[state.member[h.rank] - 1];
   const uint32_t copy_index = 2u * h.slot + ((h.flags & wire::flags::kCopy) ? 1u : 0u);
   aggregation::Copy& c = state.copies[copy_index];
   // Capacity C_s: a best-effort job decides per chunk, on its first packet
@@ -455,120 +432,6 @@ void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobE
   if (Congested(agg.root.port)) f[kFlagsOffset] |= wire::flags::kCongestion;
   ++counters_.jobs[job.job_id].passed;
   Emit(agg.root.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
-}
-
-void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job,
-                           const JobEntry::Aggregate& agg, bool proxy, JobState& state,
-                           uint32_t copy_index, uint16_t requester, Output* out) {
-  const aggregation::Copy& c = state.copies[copy_index];
-  Header p;
-  p.type = MessageType::kPartial;
-  // A proxy's partial carries PASSED: the root takes it, from this switch,
-  // as the owner's (agg_node), which this switch could not be otherwise.
-  p.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | c.flags |
-                                 (requester != wire::kAllRanks ? wire::flags::kRetransmit : 0) |
-                                 (proxy ? wire::flags::kPassed : 0));
-  if (Congested(agg.root.port)) p.flags |= wire::flags::kCongestion;
-  p.job_id = job.job_id;
-  p.job_token = job.token;
-  p.rank = requester;
-  p.agg_node = agg.root_node;
-  p.path = agg.to_root_label;
-  p.next_path = 0;
-  p.fan_in = agg.root_fan_in;
-  p.slot = static_cast<uint16_t>(copy_index / 2);
-  p.op_seq = c.op_seq;
-  p.chunk = c.chunk;
-  p.exponent = c.exponent;
-  p.next_exponent = c.next_exponent;
-  p.num_elements = agg.elements;
-  wire::FrameAddress a;
-  a.src_mac = config_.mac;
-  a.dst_mac = agg.root.mac;
-  a.src_ip = config_.ip;
-  a.dst_ip = agg.root.ip;
-  a.src_port = wire::kUdpPortBase;
-  a.dst_port = view.address.dst_port;
-  const size_t bytes = wire::FrameBytes(agg.elements);
-  const size_t offset = out->arena.size();
-  out->arena.resize(offset + bytes);
-  uint8_t* frame = out->arena.data() + offset;
-  // The header fields were all checked above, so this cannot fail.
-  (void)wire::WriteFrameHeaders(a, p, {frame, bytes});
-  numerics::Int32ToWire({state.values.data() + size_t{copy_index} * agg.elements, agg.elements},
-                        frame + wire::kPayloadOffset);
-  Emit(agg.root.port, false, static_cast<uint32_t>(offset), static_cast<uint32_t>(bytes), out);
-}
-
-void Pipeline::Replicate(absl::Span<uint8_t> frame, const FrameView& view, const JobEntry& job,
-                         const JobState& state, uint16_t in_port, Output* out) {
-  const JobEntry::Aggregate& agg = *job.aggregate;
-  const Header& h = view.header;
-  // Results come from the root, on the path from it.
-  if (in_port != agg.root.port) {
-    DropPacket(Reason(Drop::kBadIngress));
-    return;
-  }
-  if (view.address.src_ip != agg.root.ip) {
-    DropPacket(Reason(Drop::kBadSource));
-    return;
-  }
-  if (h.rank != wire::kAllRanks && state.member[h.rank] == 0) {
-    DropPacket(Reason(Drop::kNotMember));
-    return;
-  }
-  JobCounters& jc = counters_.jobs[h.job_id];
-  ++jc.results;
-  const size_t bytes = view.frame_bytes;
-  for (const Member& m : agg.members) {
-    if (h.rank != wire::kAllRanks && h.rank != m.rank) continue;
-    // Each replica: the result, readdressed to the member, on its result path.
-    const size_t offset = out->arena.size();
-    out->arena.resize(offset + bytes);
-    uint8_t* r = out->arena.data() + offset;
-    std::memcpy(r, frame.data(), bytes);
-    RewriteMacs(r, m.to.mac, config_.mac);
-    wire::Ipv4Header ip = LoadIpv4(r);
-    ip.src = wire::HostToNet32(config_.ip);
-    ip.dst = wire::HostToNet32(m.to.ip);
-    ip.ttl = kFreshTtl;
-    StoreIpv4(r, ip);
-    Store16(r + kUdpChecksumOffset, 0);
-    Store16(r + kRankOffset, m.rank);
-    Store16(r + kPathOffset, m.result_label);
-    if (Congested(m.to.port)) r[kFlagsOffset] |= wire::flags::kCongestion;
-    ++jc.replicas;
-    Emit(m.to.port, false, static_cast<uint32_t>(offset), static_cast<uint32_t>(bytes), out);
-  }
-}
-
-void Pipeline::Signal(const FrameView& view, const JobEntry& job, const Member& to, Output* out) {
-  const Header& h = view.header;
-  Header s;
-  s.type = MessageType::kSignal;
-  s.flags = static_cast<uint8_t>(wire::flags::kCollision | (h.flags & wire::flags::kCopy));
-  s.job_id = h.job_id;
-  s.job_token = job.token;
-  s.rank = h.rank;
-  s.agg_node = config_.node_id;
-  s.path = to.result_label;
-  s.fan_in = h.fan_in;
-  s.slot = h.slot;
-  s.op_seq = h.op_seq;
-  s.chunk = h.chunk;
-  s.num_elements = 0;
-  wire::FrameAddress a;
-  a.src_mac = config_.mac;
-  a.dst_mac = to.to.mac;
-  a.src_ip = config_.ip;
-  a.dst_ip = to.to.ip;
-  a.src_port = wire::kUdpPortBase;
-  a.dst_port = view.address.dst_port;
-  const size_t offset = out->arena.size();
-  out->arena.resize(offset + wire::kPayloadOffset);
-  (void)wire::WriteFrameHeaders(a, s, {out->arena.data() + offset, wire::kPayloadOffset});
-  Emit(to.to.port, false, static_cast<uint32_t>(offset),
-       static_cast<uint32_t>(wire::kPayloadOffset), out);
 }
 
 }  // namespace grid::sw

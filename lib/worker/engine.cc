@@ -40,6 +40,29 @@ std::shared_ptr<WireOp> Direct(const std::shared_ptr<OpState>& op, size_t offset
   return w;
 }
 
+// A fused operation gathers its pieces' inputs into one buffer.
+void Stage(WireOp& w) {
+  if (w.quantized) {
+    w.stage_f_in.resize(w.count);
+    w.stage_f_out.resize(w.count);
+    for (const Piece& p : w.pieces) {
+      const float* src = p.op->type == DataType::kFloat32 ? static_cast<const float*>(p.op->send)
+                                                          : p.op->wide_in.data();
+      std::copy_n(src, p.count, w.stage_f_in.data() + p.at);
+    }
+    w.in_f = w.stage_f_in.data();
+    w.out_f = w.stage_f_out.data();
+  } else {
+    w.stage_i_in.resize(w.count);
+    w.stage_i_out.resize(w.count);
+    for (const Piece& p : w.pieces) {
+      std::copy_n(static_cast<const int32_t*>(p.op->send), p.count, w.stage_i_in.data() + p.at);
+    }
+    w.in_i = w.stage_i_in.data();
+    w.out_i = w.stage_i_out.data();
+  }
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
@@ -98,28 +121,8 @@ std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
     } while (offset < op->count);
   }
   if (fused) finish(std::move(fused));
-  // Fused operations gather their inputs into one buffer.
   for (auto& w : out) {
-    if (!w->staged) continue;
-    if (w->quantized) {
-      w->stage_f_in.resize(w->count);
-      w->stage_f_out.resize(w->count);
-      for (const Piece& p : w->pieces) {
-        const float* src = p.op->type == DataType::kFloat32 ? static_cast<const float*>(p.op->send)
-                                                            : p.op->wide_in.data();
-        std::copy_n(src, p.count, w->stage_f_in.data() + p.at);
-      }
-      w->in_f = w->stage_f_in.data();
-      w->out_f = w->stage_f_out.data();
-    } else {
-      w->stage_i_in.resize(w->count);
-      w->stage_i_out.resize(w->count);
-      for (const Piece& p : w->pieces) {
-        std::copy_n(static_cast<const int32_t*>(p.op->send), p.count, w->stage_i_in.data() + p.at);
-      }
-      w->in_i = w->stage_i_in.data();
-      w->out_i = w->stage_i_out.data();
-    }
+    if (w->staged) Stage(*w);
   }
   return out;
 }

@@ -178,11 +178,25 @@ class Engine {
   bool Receive(absl::Time now);
   void OnFrame(absl::Span<const uint8_t> frame, absl::Time now);
   void OnResult(const wire::FrameView& v, absl::Time now);
+  bool TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk);
+  void Answered(const Slot& s, uint8_t flags, absl::Time now);
   bool FromAggregator(const wire::FrameView& v) const;
   bool ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent);
   uint64_t Foreign() const { return foreign_ + transport_->foreign_frames(); }
-  // loss.cc
+  // Loss recovery (loss.cc): every scan_interval, Scan measures the rate
+  // results come back at, resends what is lost, and fails operations past
+  // their deadline.
   void Scan(absl::Time now);
+  void MeasureResultRate(absl::Time now);
+  struct LossClock {  // one scan's timeouts
+    int max_shift = 0;
+    absl::Duration stall_base, overtaken_base, reorder;
+    bool probe_says_lost = false;
+  };
+  LossClock LossClockAt(absl::Time now);
+  // False if the transmit queue filled; `lost` says whether anything went.
+  bool ResendLost(absl::Time now, bool& lost);
+  void FailExpired(absl::Time now);
   void Backoff(absl::Time now, double floor = 1);
   void OnMark(bool marked);  // the congestion control's ECN input (DCTCP)
   // engine.cc

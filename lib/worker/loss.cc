@@ -12,15 +12,24 @@ namespace grid::worker {
 void Engine::Scan(absl::Time now) {
   if (now < next_scan_) return;
   next_scan_ = now + options_.scan_interval;
-  // A chunk sent again waits twice as long each time, up to kMaxBackoff
-  // doublings while results are still coming (it is most likely waiting for
-  // another rank's loss to be repaired, and must not sleep through its own
-  // being lost again), and up to max_rto once nothing has come back for
-  // twice that long (the path is down).
-  const bool silent = now - last_result_ > 2 * options_.max_rto;
-  const int max_shift = silent ? kMaxSilentBackoff : kMaxBackoff;
-  // The queue ahead of a chunk: the rate results come back at, measured
-  // over intervals with results, and how many chunks are ahead.
+  MeasureResultRate(now);
+  bool lost = false;
+  // A full transmit queue ends the scan; the next one takes up the rest.
+  if (!ResendLost(now, lost)) return;
+  Flush();
+  // A timeout halves the window, once per RTO (Backoff): on rate-limited
+  // links a drop is a full queue. It does not double the shared RTO (RFC 6298
+  // 5.5): whether a chunk is late because this rank's packet was lost or
+  // another rank's was, no rank can tell, and doubling for every other rank's
+  // loss stalls all of them at max_rto under random loss. A chunk lost again
+  // backs off on its own (`sends` in ResendLost).
+  if (lost) Backoff(now, options_.initial_window);
+  FailExpired(now);
+}
+
+// The queue ahead of a chunk: the rate results come back at, measured over
+// intervals with results, and how many chunks are ahead.
+void Engine::MeasureResultRate(absl::Time now) {
   if (rate_since_ == absl::InfinitePast() || in_flight_ == 0) {
     rate_since_ = now;
     results_counted_ = 0;
@@ -31,6 +40,16 @@ void Engine::Scan(absl::Time now) {
     rate_since_ = now;
     results_counted_ = 0;
   }
+}
+
+Engine::LossClock Engine::LossClockAt(absl::Time now) {
+  LossClock c;
+  // A chunk sent again waits twice as long each time, up to kMaxBackoff
+  // doublings while results are still coming (it is most likely waiting for
+  // another rank's loss to be repaired, and must not sleep through its own
+  // being lost again), and up to max_rto once nothing has come back for
+  // twice that long (the path is down).
+  c.max_shift = now - last_result_ > 2 * options_.max_rto ? kMaxSilentBackoff : kMaxBackoff;
   // Two timeouts. A stall's (nothing answered since the chunk was sent or
   // since the last result): the chunks in flight drain at the rate results
   // come back, so it waits for that, unbounded. A chunk overtaken (the last
@@ -38,30 +57,33 @@ void Engine::Scan(absl::Time now) {
   // before: loss slows results too while the chunks it holds back stay in
   // flight, and unbounded that estimate fed on itself, so three clean round
   // trips bound it once there are any.
-  absl::Duration stall_base = rto_, overtaken_base = rto_;
+  c.stall_base = c.overtaken_base = rto_;
   if (result_rate_ > 0) {
     const absl::Duration queue = absl::Seconds(1.5 * in_flight_ / result_rate_);
-    stall_base = std::max(stall_base, queue);
-    overtaken_base =
-        std::max(overtaken_base, srtt_ > absl::ZeroDuration() ? std::min(queue, 3 * srtt_) : queue);
+    c.stall_base = std::max(c.stall_base, queue);
+    c.overtaken_base = std::max(c.overtaken_base,
+                                srtt_ > absl::ZeroDuration() ? std::min(queue, 3 * srtt_) : queue);
   }
   // Loss by order (RACK): a chunk sent before the latest one answered, out
   // for longer than that one's round trip plus a reordering window, is
   // lost. The window covers the jitter of the scan and of results that
   // arrive in one batch: a quarter of a round trip and one scan interval.
-  const absl::Duration reorder = options_.scan_interval + std::max(srtt_, rack_rtt_) / 4;
+  c.reorder = options_.scan_interval + std::max(srtt_, rack_rtt_) / 4;
   // A stall probe was answered and nothing sent before it since (F-RTO,
   // RFC 5682): what was sent before it is lost.
-  const bool probe_says_lost =
+  c.probe_says_lost =
       probe_answered_ != absl::InfinitePast() &&
       now - probe_answered_ >=
           options_.scan_interval + std::max(srtt_, probe_answered_ - probe_sent_) / 4;
-  if (probe_says_lost) probe_answered_ = absl::InfinitePast();
+  if (c.probe_says_lost) probe_answered_ = absl::InfinitePast();
+  return c;
+}
+
+bool Engine::ResendLost(absl::Time now, bool& lost) {
+  const LossClock c = LossClockAt(now);
   auto backoff_of = [&](const Slot& s) {
-    return std::ldexp(1.0, std::min(s.sends - 1, max_shift));
+    return std::ldexp(1.0, std::min(s.sends - 1, c.max_shift));
   };
-  bool lost = false;
-  Slot* oldest = nullptr;  // in flight; the one a stall probes
   auto resend = [&](Slot& s) {
     if (!Queue(*s.run->op, s.index, s.pos, true)) return false;
     s.sent = now;
@@ -70,51 +92,51 @@ void Engine::Scan(absl::Time now) {
     lost = true;
     return true;
   };
+  Slot* oldest = nullptr;  // in flight; the one a stall probes
   for (Slot& s : slots_) {
     if (s.run == nullptr) continue;
     if (oldest == nullptr || s.pos < oldest->pos) oldest = &s;
     // A chunk found lost by order before backs off like a timed-out one:
     // it is most likely waiting for another rank's repair.
     const double backoff = backoff_of(s);
-    if ((s.sent < rack_sent_ && now - s.sent >= (rack_rtt_ + reorder) * backoff) ||
-        (probe_says_lost && s.sent < probe_sent_)) {
+    if ((s.sent < rack_sent_ && now - s.sent >= (rack_rtt_ + c.reorder) * backoff) ||
+        (c.probe_says_lost && s.sent < probe_sent_)) {
       ++stats_.early_retransmissions;
-      if (!resend(s)) return;
+      if (!resend(s)) return false;
       continue;
     }
     if (s.sent < last_result_sent_ &&
-        now - s.sent >= std::min(options_.max_rto, overtaken_base * backoff)) {
-      if (!resend(s)) return;
+        now - s.sent >= std::min(options_.max_rto, c.overtaken_base * backoff)) {
+      if (!resend(s)) return false;
     }
   }
   // A chunk behind every answered one is queued, or the stream stalled
   // (its tail was lost, a path is down, or a rank has not sent yet). Its
   // timer restarts with every result, so only a stall times out, and the
-  // stall resends its oldest chunk only, as a probe. Every rank holding the oldest incomplete chunk
-  // probes it, the rank that lost it included, so a stall always ends. If the stream was only
-  // waiting, the results that follow restart the timer and nothing else is sent; if the tail was
-  // lost, the probe's result comes back alone, and the rest goes a reordering window later (rx.cc).
+  // stall resends its oldest chunk only, as a probe. Every rank holding the
+  // oldest incomplete chunk probes it, the rank that lost it included, so a
+  // stall always ends. If the stream was only waiting, the results that
+  // follow restart the timer and nothing else is sent; if the tail was lost,
+  // the probe's result comes back alone, and the rest goes a reordering
+  // window later (rx.cc).
   if (oldest != nullptr) {
-    const absl::Duration rto = std::min(options_.max_rto, stall_base * backoff_of(*oldest));
+    const absl::Duration rto = std::min(options_.max_rto, c.stall_base * backoff_of(*oldest));
     if (oldest->sent >= last_result_sent_ && now - std::max(oldest->sent, last_result_) >= rto) {
       probe_pos_ = oldest->pos;
       probe_answered_ = absl::InfinitePast();
-      if (!resend(*oldest)) return;
+      if (!resend(*oldest)) return false;
     }
   }
-  Flush();
-  // A timeout halves the window, once per RTO (Backoff): on rate-limited
-  // links a drop is a full queue. It does not double the shared RTO (RFC 6298
-  // 5.5): whether a chunk is late because this rank's packet was lost or
-  // another rank's was, no rank can tell, and doubling for every other rank's
-  // loss stalls all of them at max_rto under random loss. A chunk lost again
-  // backs off on its own (`sends` above).
-  if (lost) Backoff(now, options_.initial_window);
+  return true;
+}
+
+// The first operation past its deadline fails every operation, with a
+// message naming the chunks that never came back.
+void Engine::FailExpired(absl::Time now) {
   for (const Running& r : ops_) {
     const WireOp* w = r.op.get();
     // Operations that ended out of order wait here for the ones before them.
     if (r.done == r.own || now <= w->deadline) continue;
-    // Find the chunks that never came back, for the message.
     uint32_t first = w->total(), last = 0, missing = 0;
     for (const Slot& s : slots_) {
       if (s.run != &r) continue;

@@ -60,6 +60,63 @@ bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
   return false;
 }
 
+// A data chunk's result into the operation's output, and the exponent it
+// brings for the chunk a pool ahead. False if it has the wrong length.
+bool Engine::TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk) {
+  const wire::Header& h = v.header;
+  const size_t begin = size_t{chunk} * config_.elements;
+  const size_t n = std::min<size_t>(config_.elements, op.count - begin);
+  if (h.num_elements != config_.elements) return false;
+  if (!op.quantized) {
+    numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
+    return true;
+  }
+  absl::Status st =
+      numerics::DequantizeFromWire(v.payload, h.exponent, config_.world, {op.out_f + begin, n});
+  if (st.ok() && h.exponent != op.Exponent(chunk)) {
+    st = absl::InternalError(
+        absl::StrFormat("result exponent %d, agreed %d: a rank quantized with another exponent",
+                        h.exponent, op.Exponent(chunk)));
+  }
+  if (!st.ok()) {
+    op.Fail(absl::Status(
+        st.code(), absl::StrFormat("allreduce %d: elements %d-%d: %s", op.pieces.front().op->id,
+                                   begin, begin + n - 1, st.message())));
+  }
+  if (chunk + config_.slots < op.chunks) {
+    ExponentPossible(op, chunk + config_.slots, h.next_exponent);
+    op.Agree(chunk + config_.slots, h.next_exponent);
+  }
+  return true;
+}
+
+// The clocks a result moves: the last result, the result rate, the round
+// trip, loss by order and a stall's probe (loss.cc reads them all).
+void Engine::Answered(const Slot& s, uint8_t flags, absl::Time now) {
+  last_result_ = now;
+  last_result_sent_ = s.sent;
+  ++results_counted_;
+  // Karn's rule, for a whole chunk: a round trip in which any rank's
+  // contribution was sent again (RETRANSMIT, kept by the switches and the
+  // root) measures loss recovery, not the network.
+  if (s.sends == 1 && !(flags & wire::flags::kRetransmit)) SampleRtt(now - s.sent);
+  // Only a first send's result orders the stream (loss.cc): a resent
+  // chunk's result may answer either send.
+  if (s.sends == 1 && s.sent >= rack_sent_) {
+    rack_sent_ = s.sent;
+    rack_rtt_ = now - s.sent;
+  }
+  if (s.pos == probe_pos_) {
+    // A stall's probe answered (loss.cc): what was sent before it and does
+    // not follow within a reordering window is lost.
+    probe_pos_ = UINT64_MAX;
+    probe_answered_ = now;
+    probe_sent_ = s.sent;
+  } else if (s.sent < probe_sent_) {
+    probe_answered_ = absl::InfinitePast();  // the rest is coming: a wait, not a loss
+  }
+}
+
 void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   const wire::Header& h = v.header;
   // A slot of another lane is one the transport should have steered
@@ -81,60 +138,14 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
     ++stats_.duplicate_results;  // an old chunk's result, already used
     return;
   }
-  const uint32_t pool = config_.slots;
   if (probe) {
     ExponentPossible(op, chunk, h.next_exponent);
     op.Agree(chunk, h.next_exponent);
-  } else {
-    const size_t begin = size_t{chunk} * config_.elements;
-    const size_t n = std::min<size_t>(config_.elements, op.count - begin);
-    if (h.num_elements != config_.elements) {
-      ++stats_.malformed;
-      return;
-    }
-    if (op.quantized) {
-      absl::Status st =
-          numerics::DequantizeFromWire(v.payload, h.exponent, config_.world, {op.out_f + begin, n});
-      if (st.ok() && h.exponent != op.Exponent(chunk)) {
-        st = absl::InternalError(
-            absl::StrFormat("result exponent %d, agreed %d: a rank quantized with another exponent",
-                            h.exponent, op.Exponent(chunk)));
-      }
-      if (!st.ok()) {
-        op.Fail(absl::Status(
-            st.code(), absl::StrFormat("allreduce %d: elements %d-%d: %s", op.pieces.front().op->id,
-                                       begin, begin + n - 1, st.message())));
-      }
-      if (chunk + pool < op.chunks) {
-        ExponentPossible(op, chunk + pool, h.next_exponent);
-        op.Agree(chunk + pool, h.next_exponent);
-      }
-    } else {
-      numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
-    }
+  } else if (!TakeData(v, op, chunk)) {
+    ++stats_.malformed;
+    return;
   }
-  last_result_ = now;
-  last_result_sent_ = s.sent;
-  ++results_counted_;
-  // Karn's rule, for a whole chunk: a round trip in which any rank's
-  // contribution was sent again (RETRANSMIT, kept by the switches and the
-  // root) measures loss recovery, not the network.
-  if (s.sends == 1 && !(h.flags & wire::flags::kRetransmit)) SampleRtt(now - s.sent);
-  // Only a first send's result orders the stream (loss.cc): a resent
-  // chunk's result may answer either send.
-  if (s.sends == 1 && s.sent >= rack_sent_) {
-    rack_sent_ = s.sent;
-    rack_rtt_ = now - s.sent;
-  }
-  if (s.pos == probe_pos_) {
-    // A stall's probe answered (loss.cc): what was sent before it and does
-    // not follow within a reordering window is lost.
-    probe_pos_ = UINT64_MAX;
-    probe_answered_ = now;
-    probe_sent_ = s.sent;
-  } else if (s.sent < probe_sent_) {
-    probe_answered_ = absl::InfinitePast();  // the rest is coming: a wait, not a loss
-  }
+  Answered(s, h.flags, now);
   s.run = nullptr;
   --in_flight_;
   if (!(h.flags & wire::flags::kCongestion)) {
