@@ -220,7 +220,7 @@ class Pipeline {
   // `bits` of credit as time passes, capacity_gbps bits per nanosecond; DATA
   // aggregated here spends its frame's bits. Credit beyond the burst is lost:
   // kCapacityBurstBits, or kCapacityBurstFrames frames of the widest job, or
-  // one whole chunk of a best-effort job, whichever is largest. With no
+  // one whole chunk (fan-in frames) of any job, whichever is largest. With no
   // capacity configured the pipeline ignores credit.
   void AddCapacityCredit(double bits);
   static constexpr double kCapacityBurstBits = 64 * 1024 * 8;

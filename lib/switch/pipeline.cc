@@ -87,7 +87,7 @@ void Pipeline::BuildState() {
   std::map<uint16_t, std::unique_ptr<JobState>> next;
   std::map<std::pair<uint16_t, uint16_t>, std::unique_ptr<JobState>> next_proxies;
   // The bucket holds a burst of the widest job's frames, and the credit a
-  // best-effort job's whole chunk needs.
+  // whole chunk of any job needs (a best-effort job's decides at once).
   credit_cap_bits_ = kCapacityBurstBits;
   auto fit = [&](const JobEntry::Aggregate& a) {
     const double frame_bits = 8.0 * wire::FrameBytes(a.elements);
