@@ -44,7 +44,7 @@ enum class MessageType : uint8_t {
   kData = 1,     // worker -> aggregation node: one chunk of a worker's tensor
   kPartial = 2,  // switch -> root: the sum of a switch's members for a chunk
   kResult = 3,   // root -> switches -> workers: the completed sum
-  kSignal = 4,   // switch -> worker: congestion or slot collision (no payload)
+  kSignal = 4,   // switch -> worker: a slot collision (no payload)
 };
 inline constexpr uint8_t kMinMessageType = 1;
 inline constexpr uint8_t kMaxMessageType = 4;
