@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Holds lib/ to the size rule of docs/architecture.md ("Small pieces"):
-every file under 450 lines, every function body under 80.
+"""Holds lib/ and tools/ to the size rule of docs/architecture.md ("Small
+pieces"): every file in lib/ under 450 lines and every function there under
+80, and every tool's `main` (tools/*.cc) under 60.
 
 A function is a brace block whose head (the text since the previous `;`,
 `{` or `}`) has a parameter list and does not start with a control keyword,
@@ -18,6 +19,7 @@ import sys
 
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 80
+MAX_TOOL_MAIN_LINES = 60
 NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "namespace", "class", "struct",
                  "enum", "union", "do", "else", "return", "try", "extern"}
 
@@ -120,13 +122,24 @@ def main():
             for line, length, fn in long_functions(text, MAX_FUNCTION_LINES - 1):
                 problems.append(f"{rel}:{line}: {fn} is {length} lines "
                                 f"(a function stays under {MAX_FUNCTION_LINES})")
+    tools = os.path.join(root, "tools")
+    for name in sorted(os.listdir(tools)) if os.path.isdir(tools) else []:
+        if not name.endswith(".cc"):
+            continue
+        path = os.path.join(tools, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for line, length, fn in long_functions(text, MAX_TOOL_MAIN_LINES - 1):
+            if fn.split()[-1] == "main":
+                problems.append(f"tools/{name}:{line}: main is {length} lines "
+                                f"(a tool's main stays under {MAX_TOOL_MAIN_LINES})")
     for p in problems:
         print(p)
     if problems:
         print(f"sizes: {len(problems)} over the rule of docs/architecture.md (\"Small pieces\")")
         return 1
-    print(f"sizes: every file in lib/ under {MAX_FILE_LINES} lines, "
-          f"every function under {MAX_FUNCTION_LINES}")
+    print(f"sizes: every file in lib/ under {MAX_FILE_LINES} lines, every function there "
+          f"under {MAX_FUNCTION_LINES}, every tool's main under {MAX_TOOL_MAIN_LINES}")
     return 0
 
 

@@ -180,6 +180,61 @@ tools::Keys Emulation(const tools::Flags& flags, const Job& j, const tools::Emul
   return {};
 }
 
+// The store the job goes to (served here with --serve), with the emulated
+// fabric's keys first: a rank that finds its config (published last, by
+// PublishJob) finds its transport too.
+struct Published {
+  std::unique_ptr<StoreServer> server;
+  std::string store_spec;
+};
+
+Published Publish(const tools::Flags& flags, const Job& job, const tools::Keys& emulation) {
+  Published p;
+  p.store_spec = flags.String("store", "");
+  if (flags.Get("serve")) {
+    p.server = Check(ServeTcpStore(static_cast<int>(flags.Int("serve", 0, 0, 65535))), flags);
+    p.store_spec = absl::StrFormat("tcp:127.0.0.1:%d", p.server->port());
+  } else if (p.store_spec.empty()) {
+    flags.Fail("--store or --serve is required");
+  }
+  auto store = Check(OpenStore(p.store_spec), flags);
+  for (const auto& [key, value] : emulation) {
+    if (absl::Status s = store->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
+  }
+  if (absl::Status s = control::PublishJob(job.topology, job.plan, job.params, *store); !s.ok()) {
+    flags.Fail(std::string(s.message()));
+  }
+  return p;
+}
+
+// What the flow model predicts for this very plan, under both models, so a
+// measured rate can be set against it (scripts/testbed.sh).
+void PrintPredictions(const Job& job, const std::string& store_spec) {
+  std::printf("grid-controller: %s planned %zu workers, %zu switches, root %s; published to %s\n",
+              job.plan.planner.c_str(), job.workers.size(), job.switches.size(),
+              job.topology.node(job.root.node).name.c_str(), store_spec.c_str());
+  for (const planner::Model model : {planner::Model::kLinks, planner::Model::kPaper}) {
+    if (auto e = planner::Evaluate(job.topology, job.plan, model); e.ok()) {
+      std::printf("grid-controller: model %s predicts a min rate of %.6f Gbps per worker\n",
+                  planner::ModelName(model), e->min_gbps);
+    }
+  }
+  std::fflush(stdout);
+}
+
+void LoadIntoBmv2(const tools::Flags& flags, const Job& job,
+                  const tools::EmulationOptions& options) {
+  const tools::Fabric fabric{job.topology, job.switches, job.workers, job.root, job.params.job_id};
+  if (absl::Status s =
+          tools::LoadBmv2(fabric, options, flags.String("bmv2-cli", "simple_switch_CLI"),
+                          absl::Seconds(flags.Int("bmv2-wait-s", 60, 1, 3600)));
+      !s.ok()) {
+    flags.Fail(std::string(s.message()));
+  }
+  std::printf("grid-controller: tables loaded into %zu BMv2 switches\n", job.switches.size());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,49 +271,10 @@ int main(int argc, char** argv) {
                            kUsage);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = EmulationOptionsFrom(flags);
-  const tools::Keys emulation = Emulation(flags, job, options);
-  std::unique_ptr<StoreServer> server;
-  std::string store_spec = flags.String("store", "");
-  if (flags.Get("serve")) {
-    server = Check(ServeTcpStore(static_cast<int>(flags.Int("serve", 0, 0, 65535))), flags);
-    store_spec = absl::StrFormat("tcp:127.0.0.1:%d", server->port());
-  } else if (store_spec.empty()) {
-    flags.Fail("--store or --serve is required");
-  }
-  auto store = Check(OpenStore(store_spec), flags);
-  // The emulated fabric's keys go in first: a rank that finds its config
-  // (published last, by PublishJob) finds its transport too.
-  for (const auto& [key, value] : emulation) {
-    if (absl::Status s = store->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
-  }
-  if (absl::Status s = control::PublishJob(job.topology, job.plan, job.params, *store); !s.ok()) {
-    flags.Fail(std::string(s.message()));
-  }
-  std::printf("grid-controller: %s planned %zu workers, %zu switches, root %s; published to %s\n",
-              job.plan.planner.c_str(), job.workers.size(), job.switches.size(),
-              job.topology.node(job.root.node).name.c_str(), store_spec.c_str());
-  // What the flow model predicts for this very plan, under both models, so
-  // a measured rate can be set against it (scripts/testbed.sh).
-  for (const planner::Model model : {planner::Model::kLinks, planner::Model::kPaper}) {
-    if (auto e = planner::Evaluate(job.topology, job.plan, model); e.ok()) {
-      std::printf("grid-controller: model %s predicts a min rate of %.6f Gbps per worker\n",
-                  planner::ModelName(model), e->min_gbps);
-    }
-  }
-  std::fflush(stdout);
-  if (options.kind == tools::SwitchKind::kBmv2) {
-    const tools::Fabric fabric{job.topology, job.switches, job.workers, job.root,
-                               job.params.job_id};
-    if (absl::Status s =
-            tools::LoadBmv2(fabric, options, flags.String("bmv2-cli", "simple_switch_CLI"),
-                            absl::Seconds(flags.Int("bmv2-wait-s", 60, 1, 3600)));
-        !s.ok()) {
-      flags.Fail(std::string(s.message()));
-    }
-    std::printf("grid-controller: tables loaded into %zu BMv2 switches\n", job.switches.size());
-    std::fflush(stdout);
-  }
-  if (server) {
+  const Published published = Publish(flags, job, Emulation(flags, job, options));
+  PrintPredictions(job, published.store_spec);
+  if (options.kind == tools::SwitchKind::kBmv2) LoadIntoBmv2(flags, job, options);
+  if (published.server) {
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);
     while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
