@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_format.h"
 #include "aggregation/copy.h"
-#include "grid/numerics.h"
 #include "grid/switch.h"
 #include "switch/frame_fields.h"
 #include "switch/job_state.h"
@@ -19,10 +18,8 @@ namespace {
 using frame_fields::kDstIpOffset;
 using frame_fields::kEtherTypeOffset;
 using frame_fields::kFlagsOffset;
-using frame_fields::kFreshTtl;
 using frame_fields::kPathOffset;
 using frame_fields::kProtocolOffset;
-using frame_fields::kRankOffset;
 using frame_fields::kTtlOffset;
 using frame_fields::kUdpChecksumOffset;
 using frame_fields::kUdpDstPortOffset;

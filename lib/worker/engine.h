@@ -193,6 +193,7 @@ class Engine {
     absl::Duration stall_base, overtaken_base, reorder;
     bool probe_says_lost = false;
   };
+  // Also consumes a stall probe's answer once it says the rest was lost.
   LossClock LossClockAt(absl::Time now);
   // False if the transmit queue filled; `lost` says whether anything went.
   bool ResendLost(absl::Time now, bool& lost);
