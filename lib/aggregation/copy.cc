@@ -44,4 +44,14 @@ Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32
   return order > 0 ? Verdict::kFirst : Verdict::kAdded;
 }
 
+void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, wire::Header& h) {
+  h.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | copy.flags |
+                                 (requester != wire::kAllRanks ? wire::flags::kRetransmit : 0));
+  h.slot = static_cast<uint16_t>(copy_index / 2);
+  h.op_seq = copy.op_seq;
+  h.chunk = copy.chunk;
+  h.exponent = copy.exponent;
+  h.next_exponent = copy.next_exponent;
+}
+
 }  // namespace grid::aggregation

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "grid/wire.h"
 
 namespace grid::aggregation {
 
@@ -57,6 +58,13 @@ struct Contribution {
 // On every verdict but kFirst and kAdded nothing changes.
 Verdict Contribute(Copy& copy, absl::Span<uint64_t> bitmap, int32_t* values, uint32_t elements,
                    uint32_t fan_in, const Contribution& in);
+
+// The fields a copy's sum goes out with, a switch's PARTIAL and the root's
+// RESULT alike: its slot and COPY (`copy_index` = 2 * slot + copy), the
+// chunk, the exponents, and the flags its contributions carried, with
+// RETRANSMIT when it answers one rank's resend (`requester`, else
+// wire::kAllRanks). The sender fills in the rest.
+void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, wire::Header& h);
 
 }  // namespace grid::aggregation
 

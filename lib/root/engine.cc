@@ -197,8 +197,7 @@ void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int
   const control::RootConfig::Contributor& to = config_.contributors[contributor];
   wire::Header h;
   h.type = wire::MessageType::kResult;
-  h.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | c.flags |
-                                 (rank != wire::kAllRanks ? wire::flags::kRetransmit : 0));
+  aggregation::StampSum(c, copy_index, rank, h);
   h.job_id = config_.job_id;
   h.job_token = config_.token;
   // A switch replicates to all its members (or to the one that asked); a
@@ -207,11 +206,6 @@ void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int
   h.agg_node = static_cast<uint16_t>(to.is_switch ? to.node : config_.node);
   h.path = to.result_label;
   h.fan_in = static_cast<uint16_t>(config_.contributors.size());
-  h.slot = static_cast<uint16_t>(copy_index / 2);
-  h.op_seq = c.op_seq;
-  h.chunk = c.chunk;
-  h.exponent = c.exponent;
-  h.next_exponent = c.next_exponent;
   h.num_elements = config_.elements;
   wire::FrameAddress a;
   a.src_mac = config_.mac;

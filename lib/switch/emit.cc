@@ -37,11 +37,10 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job,
   const aggregation::Copy& c = state.copies[copy_index];
   Header p;
   p.type = MessageType::kPartial;
+  aggregation::StampSum(c, copy_index, requester, p);
   // A proxy's partial carries PASSED: the root takes it, from this switch,
   // as the owner's (agg_node), which this switch could not be otherwise.
-  p.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | c.flags |
-                                 (requester != wire::kAllRanks ? wire::flags::kRetransmit : 0) |
-                                 (proxy ? wire::flags::kPassed : 0));
+  if (proxy) p.flags |= wire::flags::kPassed;
   if (Congested(agg.root.port)) p.flags |= wire::flags::kCongestion;
   p.job_id = job.job_id;
   p.job_token = job.token;
@@ -50,11 +49,6 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job,
   p.path = agg.to_root_label;
   p.next_path = 0;
   p.fan_in = agg.root_fan_in;
-  p.slot = static_cast<uint16_t>(copy_index / 2);
-  p.op_seq = c.op_seq;
-  p.chunk = c.chunk;
-  p.exponent = c.exponent;
-  p.next_exponent = c.next_exponent;
   p.num_elements = agg.elements;
   const wire::FrameAddress a = AddressTo(config_, agg.root, view.address.dst_port);
   const size_t bytes = wire::FrameBytes(agg.elements);
