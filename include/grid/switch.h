@@ -218,17 +218,20 @@ class Pipeline {
 
   // Aggregation capacity (SwitchConfig::capacity_gbps): the I/O layer grants
   // `bits` of credit as time passes, capacity_gbps bits per nanosecond; DATA
-  // aggregated here spends its frame's bits. Credit beyond the burst is lost:
-  // kCapacityBurstBits, or kCapacityBurstFrames frames of the widest job, or
-  // one whole chunk (fan-in frames) of any job, whichever is largest. With no
-  // capacity configured the pipeline ignores credit.
+  // aggregated here spends its frame's bits. Credit beyond the burst
+  // (CapacityBurstBits) is lost. With no capacity configured the pipeline
+  // ignores credit.
   void AddCapacityCredit(double bits);
+  // The burst: kCapacityBurstBits, kCapacityBurstFrames frames of the
+  // widest job, or a window of every member of every job aggregated here
+  // (fan_in x slots frames each), whichever is largest. A software switch
+  // takes its frames a poll round at a time, and a round after the process
+  // was descheduled holds all that arrived meanwhile, up to every member's
+  // window: a shallower bucket drops frames that were sent within the
+  // capacity (docs/switch.md, "Capacity").
+  static double CapacityBurstBits(const SwitchConfig& config);
   static constexpr double kCapacityBurstBits = 64 * 1024 * 8;
-  // A software switch takes its frames a poll round at a time, and a round
-  // after the process was descheduled holds all that arrived meanwhile; a
-  // burst in bytes alone would drop wide frames that arrived within the
-  // capacity. 192 frames of 64 elements is the 64 KiB burst.
-  static constexpr int kCapacityBurstFrames = 192;
+  static constexpr int kCapacityBurstFrames = 192;  // 192 frames of 64 elements: 64 KiB
 
   const SwitchConfig& config() const { return config_; }
   const Counters& counters() const { return counters_; }

@@ -82,7 +82,7 @@ struct Header {
   uint32_t chunk = 0;         // chunk index within the operation
   uint8_t exponent = 0;       // biased block exponent the payload was quantized with
   uint8_t next_exponent = 0;  // biased exponent proposal for the block this slot carries next
-  uint16_t num_elements = 0;  // int32 payload elements
+  uint16_t num_elements = 0;  // int32 payload elements; 0 on SIGNALs and exponent probes
 
   bool operator==(const Header&) const = default;
 };
@@ -225,7 +225,7 @@ enum class WireError : uint8_t {
   kGridType,           // unknown message type
   kGridFlags,          // unknown flag bits set
   kGridReserved,       // reserved byte is not zero
-  kGridNumElements,    // element count is zero where a payload is required, or > kMaxElements
+  kGridNumElements,    // element count > kMaxElements
   kGridFanIn,          // fan-in is zero
   kGridPayloadLength,  // payload bytes != num_elements * 4
 };

@@ -23,17 +23,20 @@ Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32
   const uint64_t mask = uint64_t{1} << (in.bit % 64);
   uint64_t& word = bitmap[in.bit / 64];
   if (order < 0) return Verdict::kStale;
+  const bool header_only = in.payload == nullptr;
   if (order > 0) {
     if (c.count > 0 && !c.complete) return Verdict::kCollision;
     c = Copy{in.op_seq,   in.chunk,         in.weight,
              in.exponent, in.next_exponent, static_cast<uint8_t>(in.flags & kKeptFlags),
-             false};
+             false,       header_only};
     std::fill(bitmap.begin(), bitmap.end(), 0);
     word = mask;
-    numerics::Int32FromWire(in.payload, {values, elements});
+    if (!header_only) numerics::Int32FromWire(in.payload, {values, elements});
   } else {
+    // Before the duplicate check: a resend is answered only in its own length.
+    if (header_only != c.header_only) return Verdict::kOtherLength;
     if (word & mask) return c.complete ? Verdict::kResend : Verdict::kDuplicate;
-    const bool wrapped = AddElements(values, in.payload, elements);
+    const bool wrapped = !header_only && AddElements(values, in.payload, elements);
     word |= mask;
     c.count += in.weight;
     c.exponent = std::max(c.exponent, in.exponent);
@@ -44,7 +47,8 @@ Verdict Contribute(Copy& c, absl::Span<uint64_t> bitmap, int32_t* values, uint32
   return order > 0 ? Verdict::kFirst : Verdict::kAdded;
 }
 
-void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, wire::Header& h) {
+void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, uint16_t elements,
+              wire::Header& h) {
   h.flags = static_cast<uint8_t>((copy_index & 1 ? wire::flags::kCopy : 0) | copy.flags |
                                  (requester != wire::kAllRanks ? wire::flags::kRetransmit : 0));
   h.slot = static_cast<uint16_t>(copy_index / 2);
@@ -52,6 +56,7 @@ void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, wire::H
   h.chunk = copy.chunk;
   h.exponent = copy.exponent;
   h.next_exponent = copy.next_exponent;
+  h.num_elements = copy.header_only ? 0 : elements;
 }
 
 }  // namespace grid::aggregation

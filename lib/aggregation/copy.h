@@ -25,16 +25,21 @@ struct Copy {
   uint8_t next_exponent = 0;
   uint8_t flags = 0;  // CONGESTION, OVERFLOW and RETRANSMIT seen while aggregating
   bool complete = false;
+  // Its contributions carry no elements (exponent probes, docs/worker.md):
+  // the copy sums only their exponents and its values are not used.
+  bool header_only = false;
 };
 
 // What a contribution did to its copy.
 enum class Verdict : uint8_t {
-  kFirst,      // a newer chunk into an idle or complete copy: it overwrote the copy
-  kAdded,      // the chunk's next contribution: added
-  kResend,     // a retransmission into a complete copy: send the sum again
-  kDuplicate,  // a retransmission into an incomplete copy: drop, the others are coming
-  kCollision,  // a newer chunk while the copy is mid-aggregation: drop (a window violation)
-  kStale,      // an older chunk than the copy's: drop, its result is already out
+  kFirst,        // a newer chunk into an idle or complete copy: it overwrote the copy
+  kAdded,        // the chunk's next contribution: added
+  kResend,       // a retransmission into a complete copy: send the sum again
+  kDuplicate,    // a retransmission into an incomplete copy: drop, the others are coming
+  kCollision,    // a newer chunk while the copy is mid-aggregation: drop (a window violation)
+  kStale,        // an older chunk than the copy's: drop, its result is already out
+  kOtherLength,  // the copy's chunk, header-only where the copy has elements or the
+                 // other way round: drop (a copy's first contribution decides)
 };
 
 // The packet fields the state machine reads.
@@ -43,9 +48,10 @@ struct Contribution {
   uint32_t chunk = 0;
   uint8_t exponent = 0;
   uint8_t next_exponent = 0;
-  uint8_t flags = 0;                 // the packet's GRID flags
-  const uint8_t* payload = nullptr;  // `elements` int32 in network order
-  uint32_t bit = 0;                  // the contributor's bit in `bitmap`
+  uint8_t flags = 0;  // the packet's GRID flags
+  // `elements` int32 in network order; null for a header-only contribution.
+  const uint8_t* payload = nullptr;
+  uint32_t bit = 0;  // the contributor's bit in `bitmap`
   // How many of fan_in this contribution covers: 1, except at a root whose
   // best-effort switches pass some chunks on, where a switch's partial
   // covers each of the members it could have passed (docs/switch.md).
@@ -61,10 +67,13 @@ Verdict Contribute(Copy& copy, absl::Span<uint64_t> bitmap, int32_t* values, uin
 
 // The fields a copy's sum goes out with, a switch's PARTIAL and the root's
 // RESULT alike: its slot and COPY (`copy_index` = 2 * slot + copy), the
-// chunk, the exponents, and the flags its contributions carried, with
+// chunk, the exponents, the flags its contributions carried, with
 // RETRANSMIT when it answers one rank's resend (`requester`, else
-// wire::kAllRanks). The sender fills in the rest.
-void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, wire::Header& h);
+// wire::kAllRanks), and its length: the job's `elements`, or none for a
+// header-only copy. The sender fills in the rest, and the payload when
+// num_elements is not 0.
+void StampSum(const Copy& copy, uint32_t copy_index, uint16_t requester, uint16_t elements,
+              wire::Header& h);
 
 }  // namespace grid::aggregation
 

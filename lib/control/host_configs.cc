@@ -46,14 +46,14 @@ absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elemen
   }
   if (elements >= 32) elements -= elements % 32;
   // The pool bounds the window: at least 64 KiB of payload, as 256 slots of
-  // 64 elements hold. But every float operation sends one probe per slot
-  // (docs/worker.md, "Exponents for floats"), a full frame each, so a pool
-  // of wide frames stays at 64 slots: with 1024 elements and 256 slots, the
-  // probes of a 1 MiB allreduce were as many bytes as its data.
+  // 64 elements hold, and at least 128 slots. A float operation's probes,
+  // one per slot, are header-only, so a wide frame's pool costs them little;
+  // 128 wide slots beat 64 at 1 MiB on both emulated fabrics, and 256 were
+  // no faster (docs/results.md, "A pool of 128 wide frames").
   constexpr uint32_t kPoolPayloadBytes = 64 * 1024;
   const uint32_t frame_payload = uint32_t{elements} * wire::kElementBytes;
   const uint32_t slots =
-      std::clamp<uint32_t>((kPoolPayloadBytes + frame_payload - 1) / frame_payload, 64, 256);
+      std::clamp<uint32_t>((kPoolPayloadBytes + frame_payload - 1) / frame_payload, 128, 256);
   return FrameChoice{elements, slots};
 }
 

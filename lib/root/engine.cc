@@ -143,7 +143,8 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
       from.passed || from.proxied
           ? h.fan_in == config_.contributors[who].members.size()
           : h.agg_node == static_cast<uint16_t>(config_.node) && h.fan_in == contributors;
-  if (!addressed || h.slot >= config_.slots || h.num_elements != config_.elements) {
+  if (!addressed || h.slot >= config_.slots ||
+      (h.num_elements != 0 && h.num_elements != config_.elements)) {
     ++stats_.rejected;
     return;
   }
@@ -158,12 +159,15 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
     verdict = aggregation::Contribute(
         c, absl::MakeSpan(bitmaps_).subspan(size_t{copy_index} * words_, words_),
         sums_.data() + size_t{copy_index} * config_.elements, config_.elements, units_,
-        {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, v.payload, from.bit,
-         from.weight});
+        {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags,
+         h.num_elements == 0 ? nullptr : v.payload, from.bit, from.weight});
   }
   switch (verdict) {
     case aggregation::Verdict::kStale:
       ++stats_.stale;
+      return;
+    case aggregation::Verdict::kOtherLength:
+      ++stats_.rejected;
       return;
     case aggregation::Verdict::kCollision:
       ++stats_.collisions;
@@ -197,7 +201,7 @@ void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int
   const control::RootConfig::Contributor& to = config_.contributors[contributor];
   wire::Header h;
   h.type = wire::MessageType::kResult;
-  aggregation::StampSum(c, copy_index, rank, h);
+  aggregation::StampSum(c, copy_index, rank, static_cast<uint16_t>(config_.elements), h);
   h.job_id = config_.job_id;
   h.job_token = config_.token;
   // A switch replicates to all its members (or to the one that asked); a
@@ -206,7 +210,6 @@ void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int
   h.agg_node = static_cast<uint16_t>(to.is_switch ? to.node : config_.node);
   h.path = to.result_label;
   h.fan_in = static_cast<uint16_t>(config_.contributors.size());
-  h.num_elements = config_.elements;
   wire::FrameAddress a;
   a.src_mac = config_.mac;
   a.dst_mac = to.next_hop_mac;
@@ -216,8 +219,10 @@ void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int
   std::vector<uint8_t>& frame = tx_[tx_count_];
   frame.resize(wire::FrameBytes(h.num_elements));
   if (!wire::WriteFrameHeaders(a, h, absl::MakeSpan(frame)).ok()) return;
-  numerics::Int32ToWire({sums_.data() + size_t{copy_index} * config_.elements, config_.elements},
-                        frame.data() + wire::kPayloadOffset);
+  if (h.num_elements != 0) {
+    numerics::Int32ToWire({sums_.data() + size_t{copy_index} * config_.elements, config_.elements},
+                          frame.data() + wire::kPayloadOffset);
+  }
   ++tx_count_;
 }
 

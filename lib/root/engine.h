@@ -29,7 +29,7 @@ struct RootStats {
   uint64_t overflows = 0;       // int32 sums that wrapped
   uint64_t malformed = 0;       // failed parsing
   uint64_t foreign = 0;         // another job's (id or token), or not from a contributor's source
-  uint64_t rejected = 0;        // parsed, but not a contributor, fan-in or slot of this job
+  uint64_t rejected = 0;        // parsed, but not a contributor, fan-in, slot or length of this job
   uint64_t passed = 0;          // DATA a best-effort switch passed on, added to a sum
   uint64_t proxied = 0;         // partials a proxy sent in a best-effort switch's stead, added
 };

@@ -37,7 +37,7 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job,
   const aggregation::Copy& c = state.copies[copy_index];
   Header p;
   p.type = MessageType::kPartial;
-  aggregation::StampSum(c, copy_index, requester, p);
+  aggregation::StampSum(c, copy_index, requester, static_cast<uint16_t>(agg.elements), p);
   // A proxy's partial carries PASSED: the root takes it, from this switch,
   // as the owner's (agg_node), which this switch could not be otherwise.
   if (proxy) p.flags |= wire::flags::kPassed;
@@ -49,16 +49,17 @@ void Pipeline::EmitPartial(const FrameView& view, const JobEntry& job,
   p.path = agg.to_root_label;
   p.next_path = 0;
   p.fan_in = agg.root_fan_in;
-  p.num_elements = agg.elements;
   const wire::FrameAddress a = AddressTo(config_, agg.root, view.address.dst_port);
-  const size_t bytes = wire::FrameBytes(agg.elements);
+  const size_t bytes = wire::FrameBytes(p.num_elements);
   const size_t offset = out->arena.size();
   out->arena.resize(offset + bytes);
   uint8_t* frame = out->arena.data() + offset;
   // The header fields were all checked above, so this cannot fail.
   (void)wire::WriteFrameHeaders(a, p, {frame, bytes});
-  numerics::Int32ToWire({state.values.data() + size_t{copy_index} * agg.elements, agg.elements},
-                        frame + wire::kPayloadOffset);
+  if (p.num_elements != 0) {
+    numerics::Int32ToWire({state.values.data() + size_t{copy_index} * agg.elements, agg.elements},
+                          frame + wire::kPayloadOffset);
+  }
   Emit(agg.root.port, false, static_cast<uint32_t>(offset), static_cast<uint32_t>(bytes), out);
 }
 

@@ -83,17 +83,9 @@ void Pipeline::BuildState() {
   queue_depth_.resize(config_.num_ports, 0);
   std::map<uint16_t, std::unique_ptr<JobState>> next;
   std::map<std::pair<uint16_t, uint16_t>, std::unique_ptr<JobState>> next_proxies;
-  // The bucket holds a burst of the widest job's frames, and the credit a
-  // whole chunk of any job needs (a best-effort job's decides at once).
-  credit_cap_bits_ = kCapacityBurstBits;
-  auto fit = [&](const JobEntry::Aggregate& a) {
-    const double frame_bits = 8.0 * wire::FrameBytes(a.elements);
-    credit_cap_bits_ =
-        std::max({credit_cap_bits_, a.fan_in * frame_bits, kCapacityBurstFrames * frame_bits});
-  };
+  credit_cap_bits_ = CapacityBurstBits(config_);
   for (const auto& [id, job] : config_.jobs) {
     for (const auto& [owner, a] : job.proxies) {
-      fit(a);
       auto old = proxy_state_.find({id, owner});
       next_proxies.emplace(
           std::pair{id, owner},
@@ -102,7 +94,6 @@ void Pipeline::BuildState() {
     if (!job.aggregate && job.proxies.empty()) continue;
     counters_.jobs[id];
     if (!job.aggregate) continue;
-    fit(*job.aggregate);
     auto old = state_.find(id);
     next.emplace(id, StateFor<JobState>(*job.aggregate,
                                         old == state_.end() ? nullptr : std::move(old->second)));
@@ -129,6 +120,22 @@ void Pipeline::ResetCounters() {
 
 void Pipeline::SetQueueDepth(uint16_t port, uint32_t packets) {
   if (port < queue_depth_.size()) queue_depth_[port] = packets;
+}
+
+double Pipeline::CapacityBurstBits(const SwitchConfig& config) {
+  // A window of every member covers a whole chunk of any job too, which a
+  // best-effort job's first packet spends at once (PassOn).
+  double widest_frames = kCapacityBurstBits, windows = 0;
+  auto fit = [&](const JobEntry::Aggregate& a) {
+    const double frame_bits = 8.0 * static_cast<double>(wire::FrameBytes(a.elements));
+    widest_frames = std::max(widest_frames, kCapacityBurstFrames * frame_bits);
+    windows += static_cast<double>(a.fan_in) * a.slots * frame_bits;
+  };
+  for (const auto& [id, job] : config.jobs) {
+    for (const auto& [owner, a] : job.proxies) fit(a);
+    if (job.aggregate) fit(*job.aggregate);
+  }
+  return std::max(widest_frames, windows);
 }
 
 void Pipeline::AddCapacityCredit(double bits) {
@@ -299,9 +306,9 @@ std::optional<Drop> Pipeline::Refuse(const FrameView& view, const JobEntry::Aggr
   if (view.address.src_ip != member.to.ip) return Drop::kBadSource;
   if (h.fan_in != agg.fan_in) return Drop::kBadFanIn;
   if (h.slot >= agg.slots) return Drop::kBadSlot;
-  // Every chunk of a job carries exactly `elements` (tails and probes are
-  // padded), which is what a P4 target's fixed payload parser needs.
-  if (h.num_elements != agg.elements) return Drop::kBadLength;
+  // Every chunk of a job carries exactly `elements` (tails are padded), which
+  // is what a P4 target's fixed payload parser needs, or none (a probe).
+  if (h.num_elements != 0 && h.num_elements != agg.elements) return Drop::kBadLength;
   return std::nullopt;
 }
 
@@ -345,13 +352,15 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
       absl::MakeSpan(state.bitmaps)
           .subspan(size_t{copy_index} * JobState::kBitmapWords, JobState::kBitmapWords),
       state.values.data() + size_t{copy_index} * agg.elements, agg.elements, agg.fan_in,
-      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags, view.payload, member.bit});
+      {h.op_seq, h.chunk, h.exponent, h.next_exponent, h.flags,
+       h.num_elements == 0 ? nullptr : view.payload, member.bit});
   const bool added =
       verdict == aggregation::Verdict::kFirst || verdict == aggregation::Verdict::kAdded;
   if (charged && !added) credit_bits_ += bits;  // nothing was aggregated
   switch (verdict) {
     case aggregation::Verdict::kStale:
-      DropPacket(Reason(Drop::kStale));
+    case aggregation::Verdict::kOtherLength:
+      DropPacket(Reason(verdict == aggregation::Verdict::kStale ? Drop::kStale : Drop::kBadLength));
       return;
     case aggregation::Verdict::kCollision:
       // Another chunk is mid-aggregation here: tell the sender, drop.

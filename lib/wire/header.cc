@@ -28,12 +28,14 @@ constexpr ErrorInfo kErrorInfo[kNumWireErrors] = {
     {"grid.type", "is not a known message type"},
     {"grid.flags", "has unknown bits set"},
     {"grid.reserved", "must be zero"},
-    {"grid.num_elements", "is zero where a payload is required, or above the maximum"},
+    {"grid.num_elements", "is above the maximum"},
     {"grid.fan_in", "must be at least 1"},
     {"grid.payload", "length is not num_elements * 4"},
 };
 
-bool NeedsPayload(MessageType type) {
+// A chunk's types: they name an aggregation (fan_in). A header-only one
+// (num_elements 0) is an exponent probe's (docs/worker.md).
+bool IsChunk(MessageType type) {
   return type == MessageType::kData || type == MessageType::kPartial ||
          type == MessageType::kResult;
 }
@@ -85,11 +87,10 @@ WireError CheckHeader(const Header& h, uint64_t* bad_value) {
     return Fail(WireError::kGridType, type, bad_value);
   }
   if ((h.flags & ~flags::kAll) != 0) return Fail(WireError::kGridFlags, h.flags, bad_value);
-  if (h.num_elements > kMaxElements || (h.num_elements == 0 && NeedsPayload(h.type))) {
+  if (h.num_elements > kMaxElements) {
     return Fail(WireError::kGridNumElements, h.num_elements, bad_value);
   }
-  if (h.fan_in == 0 && NeedsPayload(h.type))
-    return Fail(WireError::kGridFanIn, h.fan_in, bad_value);
+  if (h.fan_in == 0 && IsChunk(h.type)) return Fail(WireError::kGridFanIn, h.fan_in, bad_value);
   return WireError::kOk;
 }
 

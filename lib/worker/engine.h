@@ -169,6 +169,7 @@ class Engine {
   };
   // Queue and Flush are false once a batch could not be built: every
   // operation has failed (FailAll), and the caller's slots and ops are gone.
+  // A probe (header-only) after data, or data after a probe, flushes first.
   bool Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit);
   // Writes the whole frame. A header that does not fit (only a config
   // Create would have refused) zeroes it and sets build_error_.
@@ -258,6 +259,7 @@ class Engine {
   absl::Time next_scan_ = absl::InfinitePast();
   std::vector<TxItem> tx_items_;  // the batch being queued, options_.batch long
   size_t tx_count_ = 0;
+  size_t tx_bytes_ = 0;  // the batch's frame size: a batch is probes or data
   CommunicatorStats stats_;
   uint64_t foreign_ = 0;  // dropped here; the transport counts its own
   absl::Status failed_;

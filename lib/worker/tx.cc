@@ -41,7 +41,11 @@ bool Engine::Issue(absl::Time now) {
 }
 
 bool Engine::Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit) {
-  if (tx_count_ == tx_items_.size() && !Flush()) return false;
+  const size_t bytes = wire::FrameBytes(index < op.probes ? 0 : config_.elements);
+  if ((tx_count_ == tx_items_.size() || (tx_count_ > 0 && bytes != tx_bytes_)) && !Flush()) {
+    return false;
+  }
+  tx_bytes_ = bytes;
   tx_items_[tx_count_++] = TxItem{&op, index, pos, retransmit};
   return true;
 }
@@ -82,9 +86,9 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
       h.next_exponent = j + pool < op.chunks ? LocalExponent(op, j + pool) : 0;
     }
   }
-  // Every chunk carries the job's full element count: the last one of an
-  // operation and the probes are padded with zeros, which add nothing.
-  h.num_elements = config_.elements;
+  // A data chunk carries the job's full element count (the last one of an
+  // operation is padded with zeros, which add nothing); a probe none.
+  h.num_elements = probe ? 0 : config_.elements;
   wire::FrameAddress a;
   a.src_mac = config_.mac;
   a.dst_mac = config_.next_hop_mac;
@@ -103,9 +107,9 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
     std::fill(frame.begin(), frame.end(), 0);
     return;
   }
+  if (probe) return;  // only its exponent proposal counts
   uint8_t* payload = frame.data() + wire::kPayloadOffset;
   std::fill(payload + n * wire::kElementBytes, frame.data() + frame.size(), 0);
-  if (probe) return;  // only its exponent proposal counts
   if (op.quantized) {
     absl::Status s =
         numerics::QuantizeToWire({op.in_f + begin, n}, h.exponent, config_.world, payload);
@@ -121,7 +125,7 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
 
 bool Engine::Flush() {
   if (tx_count_ == 0) return true;
-  const size_t bytes = wire::FrameBytes(config_.elements);
+  const size_t bytes = tx_bytes_;
   // What the transport does not take is lost to it; the scan resends it.
   const size_t taken = transport_->SendBuilt(
       tx_count_, bytes,

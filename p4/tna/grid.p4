@@ -67,7 +67,7 @@ struct pair32_t {
 }
 
 struct copy_state_t {
-    bit<32> tag;         // op_seq[11:0] ++ chunk[19:0] of the chunk held
+    bit<32> tag;         // op_seq[10:0] ++ chunk[19:0] ++ header-only of the chunk held
     bit<32> remaining;   // contributions still missing; 0 = idle or complete
 }
 
@@ -483,9 +483,9 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         edge.apply();
         check_frame();
         bool spoofed = meta.edge == 1 && hdr.ipv4.isValid() && hdr.ipv4.src != meta.edge_ip;
-        bool needs_payload = hdr.grid.type == GRID_TYPE_DATA ||
-                             hdr.grid.type == GRID_TYPE_PARTIAL ||
-                             hdr.grid.type == GRID_TYPE_RESULT;
+        bool is_chunk = hdr.grid.type == GRID_TYPE_DATA ||
+                        hdr.grid.type == GRID_TYPE_PARTIAL ||
+                        hdr.grid.type == GRID_TYPE_RESULT;
         if (!hdr.ipv4.isValid()) {
             meta.reason = DROP_NO_ROUTE;
         } else if (!hdr.udp.isValid() ||
@@ -526,10 +526,9 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
             meta.reason = DROP_GRID_TYPE;
         } else if ((hdr.grid.flags & ~GRID_FLAGS_KNOWN) != 0) {
             meta.reason = DROP_GRID_FLAGS;
-        } else if (hdr.grid.num_elements > GRID_MAX_ELEMENTS ||
-                   (hdr.grid.num_elements == 0 && needs_payload)) {
+        } else if (hdr.grid.num_elements > GRID_MAX_ELEMENTS) {
             meta.reason = DROP_GRID_NUM_ELEMENTS;
-        } else if (hdr.grid.fan_in == 0 && needs_payload) {
+        } else if (hdr.grid.fan_in == 0 && is_chunk) {
             meta.reason = DROP_GRID_FAN_IN;
         } else if (meta.payload_bytes != hdr.grid.num_elements << 2) {
             meta.reason = DROP_GRID_PAYLOAD;
@@ -540,7 +539,10 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
         } else {
             // ---- Stages 0-2: admission, then the addresses of the copy.
             member.apply();
-            meta.tag = hdr.grid.op_seq[11:0] ++ hdr.grid.chunk[19:0];
+            // A header-only chunk (an exponent probe) is tagged apart from
+            // the same chunk with elements: the two never share a copy.
+            bit<1> header_only = hdr.payload.isValid() ? (bit<1>)0 : (bit<1>)1;
+            meta.tag = hdr.grid.op_seq[10:0] ++ hdr.grid.chunk[19:0] ++ header_only;
             meta.slot_room = meta.slots - (bit<32>)hdr.grid.slot - 1;
             if (hdr.grid.job_token != meta.token) {
                 meta.reason = DROP_BAD_TOKEN;
@@ -589,8 +591,9 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                 meta.reason = DROP_BAD_FAN_IN;
             } else if (meta.slot_room[31:31] == 1) {
                 meta.reason = DROP_BAD_SLOT;
-            } else if (!hdr.payload.isValid()) {
-                // Every chunk carries the job's GRID_ELEMENTS elements.
+            } else if (!hdr.payload.isValid() && hdr.grid.num_elements != 0) {
+                // Every chunk carries the job's GRID_ELEMENTS elements, or
+                // none (an exponent probe).
                 meta.reason = DROP_BAD_LENGTH;
             } else {
                 meta.slot_abs = meta.slot_base + (bit<32>)hdr.grid.slot;
@@ -606,9 +609,9 @@ control GridIngress(inout headers_t hdr, inout tna_meta_t meta,
                     meta.copy_decision = copy_peek.execute(meta.copy_index, meta.remaining);
                 }
 
-                // ---- Stages 5-12: values.
+                // ---- Stages 5-12: values, which a probe has none of.
 #define APPLY_VALUE(i) v##i##_table.apply();
-                FOR_PAIRS(APPLY_VALUE)
+                if (hdr.payload.isValid()) { FOR_PAIRS(APPLY_VALUE) }
 
                 // ---- Stage 13: exponents and flags.
                 if (meta.copy_decision == COPY_FIRST) {

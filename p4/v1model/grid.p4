@@ -87,6 +87,7 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
     register<bit<8>>(GRID_COPIES)  copy_exponent;
     register<bit<8>>(GRID_COPIES)  copy_next_exponent;
     register<bit<8>>(GRID_COPIES)  copy_flags;
+    register<bit<1>>(GRID_COPIES)  copy_header_only;  // its values are not used
 #define VALUE_REGS(i) register<bit<32>>(GRID_COPIES) v##i##_lo; register<bit<32>>(GRID_COPIES) v##i##_hi;
     FOR_PAIRS(VALUE_REGS)
 
@@ -236,9 +237,9 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
             reason = DROP_FRAME_LENGTH;
         } else {
             // The codec's checks, in wire::ParseFrame's order.
-            bool needs_payload = hdr.grid.type == GRID_TYPE_DATA ||
-                                 hdr.grid.type == GRID_TYPE_PARTIAL ||
-                                 hdr.grid.type == GRID_TYPE_RESULT;
+            bool is_chunk = hdr.grid.type == GRID_TYPE_DATA ||
+                            hdr.grid.type == GRID_TYPE_PARTIAL ||
+                            hdr.grid.type == GRID_TYPE_RESULT;
             bit<32> frame_bytes = (bit<32>)hdr.ipv4.total_length + ETHERNET_BYTES;
             bit<16> payload_bytes = hdr.ipv4.total_length - IPV4_UDP_GRID_BYTES;
             if (hdr.ipv4.version_ihl[7:4] != 4) {
@@ -263,10 +264,9 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                 reason = DROP_GRID_TYPE;
             } else if ((hdr.grid.flags & ~GRID_FLAGS_KNOWN) != 0) {
                 reason = DROP_GRID_FLAGS;
-            } else if (hdr.grid.num_elements > GRID_MAX_ELEMENTS ||
-                       (hdr.grid.num_elements == 0 && needs_payload)) {
+            } else if (hdr.grid.num_elements > GRID_MAX_ELEMENTS) {
                 reason = DROP_GRID_NUM_ELEMENTS;
-            } else if (hdr.grid.fan_in == 0 && needs_payload) {
+            } else if (hdr.grid.fan_in == 0 && is_chunk) {
                 reason = DROP_GRID_FAN_IN;
             } else if (payload_bytes != hdr.grid.num_elements << 2) {
                 reason = DROP_GRID_PAYLOAD;
@@ -325,15 +325,17 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                     reason = DROP_BAD_FAN_IN;
                 } else if ((bit<32>)hdr.grid.slot >= meta.slots) {
                     reason = DROP_BAD_SLOT;
-                } else if (!hdr.payload.isValid()) {
-                    // Every chunk carries the job's GRID_ELEMENTS elements.
+                } else if (!hdr.payload.isValid() && hdr.grid.num_elements != 0) {
+                    // Every chunk carries the job's GRID_ELEMENTS elements,
+                    // or none (an exponent probe).
                     reason = DROP_BAD_LENGTH;
                 } else {
                     // aggregation::Contribute, on this copy.
                     bit<32> index = ((meta.slot_base + (bit<32>)hdr.grid.slot) << 1) |
                                     (bit<32>)hdr.grid.flags[3:3];
                     bit<32> op; bit<32> chunk; bit<32> bitmap; bit<32> count; bit<1> complete;
-                    bit<8> exponent; bit<8> next_exponent; bit<8> flags;
+                    bit<8> exponent; bit<8> next_exponent; bit<8> flags; bit<1> header_only;
+                    bit<1> arrived_header_only = hdr.payload.isValid() ? (bit<1>)0 : (bit<1>)1;
                     copy_op.read(op, index);
                     copy_chunk.read(chunk, index);
                     copy_bitmap.read(bitmap, index);
@@ -342,6 +344,7 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                     copy_exponent.read(exponent, index);
                     copy_next_exponent.read(next_exponent, index);
                     copy_flags.read(flags, index);
+                    copy_header_only.read(header_only, index);
 
                     // (op_seq, chunk): op_seq in serial-number order, then chunk.
                     bit<32> op_delta = hdr.grid.op_seq - op;
@@ -364,17 +367,25 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                         exponent = hdr.grid.exponent;
                         next_exponent = hdr.grid.next_exponent;
                         flags = hdr.grid.flags & GRID_KEPT_FLAGS;
+                        header_only = arrived_header_only;
+                        if (header_only == 0) {
 #define WRITE_PAIR(i) v##i##_lo.write(index, hdr.payload.e##i##_lo); \
                       v##i##_hi.write(index, hdr.payload.e##i##_hi);
-                        FOR_PAIRS(WRITE_PAIR)
+                            FOR_PAIRS(WRITE_PAIR)
+                        }
                         added = true;
+                    } else if (arrived_header_only != header_only) {
+                        // The copy's first contribution decided its length.
+                        reason = DROP_BAD_LENGTH;
                     } else if ((bitmap & meta.member_bit) != 0) {
                         if (complete == 1) {
                             // A retransmission into a complete copy: the
                             // partial again, naming the rank that asked.
+                            if (header_only == 0) {
 #define READ_PAIR(i) v##i##_lo.read(hdr.payload.e##i##_lo, index); \
                      v##i##_hi.read(hdr.payload.e##i##_hi, index);
-                            FOR_PAIRS(READ_PAIR)
+                                FOR_PAIRS(READ_PAIR)
+                            }
                             to_partial(hdr.grid.rank,
                                        (hdr.grid.flags & GRID_FLAG_COPY) | flags |
                                            GRID_FLAG_RETRANSMIT,
@@ -391,7 +402,7 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                               wrapped = wrapped | ((a ^ s) & (hdr.payload.field ^ s)); \
                               hdr.payload.field = s; reg.write(index, s); }
 #define ADD_PAIR(i) ADD_ONE(v##i##_lo, e##i##_lo) ADD_ONE(v##i##_hi, e##i##_hi)
-                        FOR_PAIRS(ADD_PAIR)
+                        if (header_only == 0) { FOR_PAIRS(ADD_PAIR) }
                         bitmap = bitmap | meta.member_bit;
                         count = count + 1;
                         if (hdr.grid.exponent > exponent) { exponent = hdr.grid.exponent; }
@@ -412,6 +423,7 @@ control GridIngress(inout headers_t hdr, inout meta_t meta, inout standard_metad
                         copy_exponent.write(index, exponent);
                         copy_next_exponent.write(index, next_exponent);
                         copy_flags.write(index, flags);
+                        copy_header_only.write(index, header_only);
                         if (complete == 1) {
                             // The payload holds the sums: it leaves as the partial.
                             to_partial(GRID_ALL_RANKS, (hdr.grid.flags & GRID_FLAG_COPY) | flags,

@@ -66,6 +66,7 @@ class Generator {
     std::vector<int> pending;  // member indexes yet to deliver
     std::vector<bool> lost;    // per member: its first send was lost
     bool complete = false;
+    bool header_only = false;  // an exponent probe's: no elements
   };
 
   // ---- The job's stream: operations of a few chunks each, chunk c of the
@@ -75,15 +76,18 @@ class Generator {
     const size_t positions = std::max<size_t>(4 * pool_, budget / (agg_->fan_in + 2));
     uint32_t op = 100 + static_cast<uint32_t>(rng_.Below(1000));
     uint32_t chunk = 0, left = 0;
+    bool probes = false;
     for (size_t p = 0; p < positions; ++p) {
       if (left == 0) {
         op += 1 + static_cast<uint32_t>(rng_.Below(3));
         chunk = 0;
         left = 1 + static_cast<uint32_t>(rng_.Below(2 * pool_));
+        probes = rng_.Uniform() < 0.25;
       }
       Position pos;
       pos.op_seq = op;
       pos.chunk = chunk++;
+      pos.header_only = probes;
       --left;
       for (size_t m = 0; m < agg_->members.size(); ++m) pos.pending.push_back(static_cast<int>(m));
       pos.lost.assign(agg_->members.size(), false);
@@ -259,7 +263,7 @@ class Generator {
       d.kind = "not for us";
     }
     FrameAddress a = *Address(d.frame);
-    switch (rng_.Below(12)) {
+    switch (rng_.Below(13)) {
       case 10:
         d.port = RandomPort();
         d.kind = "a member's chunk on another port";
@@ -267,6 +271,11 @@ class Generator {
       case 11:
         a.src_ip = control::NodeIp(static_cast<NodeId>(rng_.Below(40)));
         d.kind = "a member's chunk from another address";
+        break;
+      case 12:
+        // A probe's length for a chunk with elements, or the other way round.
+        h.num_elements = h.num_elements == 0 ? elements_ : 0;
+        d.kind = "the other length";
         break;
       case 0:
         h.job_id = kOtherJob;
@@ -311,9 +320,6 @@ class Generator {
         d.kind = "data with congestion and overflow flags";
         break;
     }
-    const bool payload = h.type == MessageType::kData || h.type == MessageType::kPartial ||
-                         h.type == MessageType::kResult;
-    if (payload && h.num_elements == 0) h.num_elements = elements_;
     std::vector<int32_t> values(h.num_elements);
     const size_t had = (d.frame.size() - wire::kPayloadOffset) / wire::kElementBytes;
     for (size_t i = 0; i < values.size() && i < had; ++i) {
@@ -391,7 +397,8 @@ class Generator {
         p.kind = "grid flags";
         break;
       case 12:
-        Store16(grid + offsetof(wire::WireHeader, num_elements), rng_.Below(2) ? 0 : 2000);
+        Store16(grid + offsetof(wire::WireHeader, num_elements),
+                static_cast<uint16_t>(wire::kMaxElements + 1 + rng_.Below(2000)));
         p.kind = "grid num_elements";
         break;
       case 13:
@@ -482,7 +489,7 @@ class Generator {
     h.chunk = stream_.empty() ? 0 : stream_[p].chunk;
     h.exponent = static_cast<uint8_t>(100 + util::Mix(p, 1) % 50);
     h.next_exponent = static_cast<uint8_t>(100 + util::Mix(p, 2) % 50);
-    h.num_elements = elements_;
+    h.num_elements = !stream_.empty() && stream_[p].header_only ? 0 : elements_;
     return h;
   }
 

@@ -126,16 +126,19 @@ uint16_t MemberPort(const Job& job, int rank) {
   return job.PortTo(job.node("S2"), job.plan.job.workers[rank]);
 }
 
-// A job of wide frames gets a burst of kCapacityBurstFrames of them, not
-// only 64 KiB: a software switch reads a poll round's frames at once.
-TEST(PipelineCapacity, AJobOfWideFramesGetsABurstOfFrames) {
+// The burst is a window of every member: 3 members x 256 slots of 1024
+// elements (3.2 MB), not only 64 KiB, so a poll round after the switch was
+// descheduled does not drop what its members sent within their windows.
+TEST(PipelineCapacity, AJobOfWideFramesGetsABurstOfEveryMembersWindow) {
   Job wide = testing::MakeJob("testbed", "switchml", 8, 1, /*slots=*/256, wire::kMaxElements);
   SwitchConfig config = wide.configs.at(wide.node("S2"));
   config.capacity_gbps = 1;
+  const double frame_bits = 8.0 * wire::FrameBytes(wire::kMaxElements);
+  EXPECT_EQ(Pipeline::CapacityBurstBits(config), 3 * 256 * frame_bits);
   Pipeline p = *Pipeline::Create(config);
   const std::vector<int32_t> values(wire::kMaxElements, 1);
   Output out;
-  const int frames = 150;  // 150 x 4172 B = 626 KB, ten times the 64 KiB burst
+  const int frames = 3 * 256;  // every member's window, 3.2 MB: fifty 64 KiB bursts
   for (int i = 0; i < frames; ++i) {
     const int rank = std::array{2, 3, 6}[i % 3];
     auto f = DataFrame(wide, rank, 1, static_cast<uint32_t>(i / 3), values);
@@ -145,13 +148,35 @@ TEST(PipelineCapacity, AJobOfWideFramesGetsABurstOfFrames) {
   EXPECT_EQ(p.counters().drops[static_cast<int>(Drop::kOverCapacity)], 0u);
   EXPECT_EQ(p.counters().jobs.at(7).data, static_cast<uint64_t>(frames));
   // The burst is still a burst: frames beyond it are dropped.
-  for (int i = frames; i < 3 * Pipeline::kCapacityBurstFrames; ++i) {
+  for (int i = frames; i < 2 * frames; ++i) {
     const int rank = std::array{2, 3, 6}[i % 3];
     auto f = DataFrame(wide, rank, 1, static_cast<uint32_t>(i / 3), values);
     out.Clear();
     p.Process(absl::MakeSpan(f), MemberPort(wide, rank), &out);
   }
-  EXPECT_EQ(p.counters().jobs.at(7).data, static_cast<uint64_t>(Pipeline::kCapacityBurstFrames));
+  EXPECT_EQ(p.counters().jobs.at(7).data, static_cast<uint64_t>(frames));
+  EXPECT_EQ(p.counters().drops[static_cast<int>(Drop::kOverCapacity)],
+            static_cast<uint64_t>(frames));
+}
+
+// A job of few members and a small pool still gets the 64 KiB burst, or 192
+// of its frames; two jobs get both their windows.
+TEST(PipelineCapacity, TheBurstIsNeverBelow64KiBAndCoversEveryJob) {
+  Job narrow = testing::MakeJob("testbed", "switchml", 8, 1, /*slots=*/4, 4);
+  SwitchConfig config = narrow.configs.at(narrow.node("S2"));
+  EXPECT_EQ(Pipeline::CapacityBurstBits(config), Pipeline::kCapacityBurstBits);
+  Job wide = testing::MakeJob("testbed", "switchml", 8, 1, /*slots=*/4, wire::kMaxElements);
+  config = wide.configs.at(wide.node("S2"));
+  const double frame_bits = 8.0 * wire::FrameBytes(wire::kMaxElements);
+  EXPECT_EQ(Pipeline::CapacityBurstBits(config), Pipeline::kCapacityBurstFrames * frame_bits);
+  Job big = testing::MakeJob("testbed", "switchml", 8, 1, /*slots=*/256, wire::kMaxElements);
+  config = big.configs.at(big.node("S2"));
+  SwitchConfig other = config;
+  sw::JobEntry second = config.jobs.begin()->second;
+  second.job_id = 8;
+  config.jobs.emplace(8, second);
+  EXPECT_EQ(Pipeline::CapacityBurstBits(config), 2 * 3 * 256 * frame_bits);
+  EXPECT_EQ(Pipeline::CapacityBurstBits(other), 3 * 256 * frame_bits);
 }
 
 TEST_F(PipelineTest, CapacityDropsDataBeyondItAndCreditRestoresIt) {
@@ -163,7 +188,8 @@ TEST_F(PipelineTest, CapacityDropsDataBeyondItAndCreditRestoresIt) {
   const uint64_t dropped = p.counters().drops[static_cast<int>(Drop::kOverCapacity)];
   EXPECT_GT(dropped, 0u);
   // The starting burst: what was aggregated fits in it.
-  EXPECT_LE(p.counters().jobs.at(7).data * 8.0 * wire::FrameBytes(4), Pipeline::kCapacityBurstBits);
+  EXPECT_LE(p.counters().jobs.at(7).data * 8.0 * wire::FrameBytes(4),
+            Pipeline::CapacityBurstBits(config));
   // Credit for three frames lets the dropped ones in on retransmission.
   p.AddCapacityCredit(3 * 8.0 * wire::FrameBytes(4));
   Output out;
@@ -460,6 +486,46 @@ TEST_F(PipelineTest, SpoofedMembersAndResultsAreDropped) {
   EXPECT_EQ(wire::LoadElement(Decode(partial, 0).payload, 0), 3);
   EXPECT_EQ(
       FeedOn(from(ResultFrame(job_, s2_, wire::kAllRanks), root_ip), RootPort()).frames.size(), 3u);
+}
+
+// An exponent probe has no elements: its copy sums exponents alone and its
+// partial leaves header-only. A copy's first contribution decides its length;
+// the same chunk in the other length is dropped and changes nothing.
+TEST_F(PipelineTest, HeaderOnlyProbesSumExponentsAlone) {
+  EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {})).frames.empty());
+  EXPECT_TRUE(Feed(DataFrame(job_, 3, 1, 0, {1, 2, 3, 4}), 3).frames.empty());
+  EXPECT_EQ(Drops(Drop::kBadLength), 1u);
+  EXPECT_TRUE(Feed(DataFrame(job_, 3, 1, 0, {}), 3).frames.empty());
+  Output out = Feed(DataFrame(job_, 6, 1, 0, {}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].length, wire::FrameBytes(0));
+  wire::FrameView v = Decode(out, 0);
+  EXPECT_EQ(v.header.type, wire::MessageType::kPartial);
+  EXPECT_EQ(v.header.num_elements, 0);
+  EXPECT_EQ(v.header.next_exponent, 126);  // max of 122, 123, 126
+  // A probe resent into the complete copy: the header-only partial again.
+  out = Feed(DataFrame(job_, 3, 1, 0, {}, wire::flags::kRetransmit), 3);
+  ASSERT_EQ(out.frames.size(), 1u);
+  v = Decode(out, 0);
+  EXPECT_EQ(v.header.num_elements, 0);
+  EXPECT_EQ(v.header.rank, 3);
+  // ... but not in the other length.
+  EXPECT_TRUE(
+      Feed(DataFrame(job_, 3, 1, 0, {7, 7, 7, 7}, wire::flags::kRetransmit), 3).frames.empty());
+  EXPECT_EQ(Drops(Drop::kBadLength), 2u);
+
+  // A copy with elements refuses a header-only contribution of its chunk,
+  // and its sum is the others' alone.
+  Feed(DataFrame(job_, 2, 1, 1, {1, 1, 1, 1}));
+  EXPECT_TRUE(Feed(DataFrame(job_, 3, 1, 1, {}), 3).frames.empty());
+  EXPECT_EQ(Drops(Drop::kBadLength), 3u);
+  Feed(DataFrame(job_, 3, 1, 1, {2, 2, 2, 2}), 3);
+  out = Feed(DataFrame(job_, 6, 1, 1, {4, 4, 4, 4}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  v = Decode(out, 0);
+  EXPECT_EQ(v.header.num_elements, 4);
+  EXPECT_EQ(wire::LoadElement(v.payload, 0), 7);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).partials, 2u);
 }
 
 TEST_F(PipelineTest, BadSlotFanInAndLength) {

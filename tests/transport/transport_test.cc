@@ -578,7 +578,7 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   EXPECT_EQ(config->rank, 5);
   // Frames chosen for a 1500-byte MTU, as grid-controller would.
   EXPECT_EQ(config->elements, 352);
-  EXPECT_EQ(config->slots, 64u);
+  EXPECT_EQ(config->slots, 128u);
   EXPECT_TRUE((*client)->Get("grid/switch/S2", absl::Seconds(2)).ok());
   EXPECT_TRUE((*client)->Get("grid/root", absl::Seconds(2)).ok());
   // Another rank joins through the store alone (its transport named).

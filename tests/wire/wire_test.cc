@@ -99,12 +99,15 @@ TEST(WireHeader, RoundTripEveryType) {
   }
 }
 
-TEST(WireHeader, SignalMayBeEmpty) {
-  for (MessageType t : {MessageType::kSignal}) {
+// A SIGNAL has no elements; a DATA, PARTIAL or RESULT without them is an
+// exponent probe's (docs/worker.md).
+TEST(WireHeader, EveryTypeMayBeHeaderOnly) {
+  for (MessageType t :
+       {MessageType::kSignal, MessageType::kData, MessageType::kPartial, MessageType::kResult}) {
     Header h = SampleHeader();
     h.type = t;
     h.num_elements = 0;
-    h.fan_in = 0;
+    if (t == MessageType::kSignal) h.fan_in = 0;
     uint8_t dgram[kHeaderBytes];
     ASSERT_TRUE(EncodeHeader(h, dgram).ok());
     auto view = DecodeDatagram(dgram);
@@ -123,10 +126,6 @@ TEST(WireHeader, EncoderRejectsBadFields) {
   EXPECT_THAT(EncodeHeader(h, out).message(), HasSubstr("grid.flags"));
   h = SampleHeader();
   h.num_elements = kMaxElements + 1;
-  EXPECT_THAT(EncodeHeader(h, out).message(), HasSubstr("grid.num_elements"));
-  h = SampleHeader();
-  h.type = MessageType::kData;
-  h.num_elements = 0;
   EXPECT_THAT(EncodeHeader(h, out).message(), HasSubstr("grid.num_elements"));
   h = SampleHeader();
   h.fan_in = 0;
@@ -153,7 +152,7 @@ TEST(WireHeader, DatagramRejections) {
   for (const Case& c :
        {Case{0, 2, "grid.version"}, Case{0, 0, "grid.version"}, Case{1, 0, "grid.type"},
         Case{1, 6, "grid.type"}, Case{2, 0x40, "grid.flags"}, Case{3, 1, "grid.reserved"},
-        Case{18, 0, "grid.fan_in"}, Case{33, 0, "grid.num_elements"}}) {
+        Case{18, 0, "grid.fan_in"}, Case{33, 0, "grid.payload"}}) {
     uint8_t bad[sizeof(dgram)];
     std::memcpy(bad, dgram, sizeof(dgram));
     bad[c.offset] = c.value;
@@ -288,8 +287,8 @@ const FrameCase kFrameCases[] = {
     {"GridType", [](auto& f) { f[kGridOffset + 1] = 0x7f; }, WireError::kGridType},
     {"GridFlags", [](auto& f) { f[kGridOffset + 2] = 0xff; }, WireError::kGridFlags},
     {"GridReserved", [](auto& f) { f[kGridOffset + 3] = 0x10; }, WireError::kGridReserved},
-    {"GridZeroElements", [](auto& f) { Put16(f, kGridOffset + 32, 0); },
-     WireError::kGridNumElements},
+    {"GridZeroElementsWithAPayload", [](auto& f) { Put16(f, kGridOffset + 32, 0); },
+     WireError::kGridPayloadLength},
     {"GridTooManyElements", [](auto& f) { Put16(f, kGridOffset + 32, kMaxElements + 1); },
      WireError::kGridNumElements},
     {"GridZeroFanIn", [](auto& f) { Put16(f, kGridOffset + 18, 0); }, WireError::kGridFanIn},

@@ -255,6 +255,23 @@ TEST(FaultyMember, ReplaysAndBadSlotsFromItsOwnHost) {
   RunAndCheck(cluster);
 }
 
+// Submits one operation of `count` elements to `engine` and polls once, so
+// its first chunks are in `transport.sent`.
+std::shared_ptr<internal::OpState> StartOne(worker::Engine& engine,
+                                            const control::WorkerConfig& config, DataType type,
+                                            void* send, void* recv, size_t count) {
+  auto op = std::make_shared<internal::OpState>();
+  op->type = type;
+  op->send = send;
+  op->recv = recv;
+  op->count = count;
+  op->deadline = absl::Now() + absl::Seconds(10);
+  uint32_t op_seq = 0;
+  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Poll(absl::Now());
+  return op;
+}
+
 // A float16 operation's results promise an exponent no float16 can have:
 // the operation fails, naming the chunk, instead of returning garbage.
 TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
@@ -262,16 +279,8 @@ TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
   HandTransport transport;
   EngineOptions options;
   worker::Engine engine(config, &transport, options);
-  auto op = std::make_shared<internal::OpState>();
   std::vector<uint16_t> in(128, 0x3c00), out(128);  // 1.0 in float16
-  op->type = DataType::kFloat16;
-  op->send = in.data();
-  op->recv = out.data();
-  op->count = in.size();
-  op->deadline = absl::Now() + absl::Seconds(10);
-  uint32_t op_seq = 0;
-  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
-  engine.Poll(absl::Now());
+  auto op = StartOne(engine, config, DataType::kFloat16, in.data(), out.data(), in.size());
   ASSERT_EQ(transport.sent.size(), 2u);  // two probes
   for (const auto& probe : transport.sent) {
     transport.inbox.push_back(
@@ -291,21 +300,61 @@ TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
   EXPECT_THAT(op->status.message(), ::testing::HasSubstr("chunk 0"));
 }
 
+// A float operation's exponent probes are header-only, and so are their
+// results; its data chunks carry the job's elements, and a data chunk's
+// result without them is malformed, not a sum.
+TEST(WorkerChecks, ProbesAreHeaderOnlyAndDataIsNot) {
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  HandTransport transport;
+  worker::Engine engine(config, &transport, EngineOptions{});
+  std::vector<float> in(2 * config.elements, 1.0f), out(in.size());
+  auto op = StartOne(engine, config, DataType::kFloat32, in.data(), out.data(), in.size());
+  ASSERT_EQ(transport.sent.size(), 2u);  // two probes
+  for (const auto& probe : transport.sent) {
+    EXPECT_EQ(probe.size(), wire::FrameBytes(0));
+    const wire::Header h = wire::DecodeFrame(probe)->header;
+    EXPECT_EQ(h.num_elements, 0);
+    // One rank's proposal is the agreed exponent.
+    transport.inbox.push_back(
+        Answer(config, probe, h.next_exponent, config.aggregator_ip, config.next_hop_mac));
+  }
+  transport.sent.clear();
+  engine.Poll(absl::Now());
+  ASSERT_EQ(transport.sent.size(), 2u);
+  std::vector<std::vector<uint8_t>> data = transport.sent;
+  for (const auto& d : data) {
+    EXPECT_EQ(d.size(), wire::FrameBytes(config.elements));
+    // A data chunk's "result" with no elements.
+    wire::FrameView v = *wire::DecodeFrame(d);
+    v.header.type = wire::MessageType::kResult;
+    v.header.num_elements = 0;
+    wire::FrameAddress a = v.address;
+    a.src_ip = config.aggregator_ip;
+    a.dst_ip = config.ip;
+    a.src_mac = config.next_hop_mac;
+    a.dst_mac = config.mac;
+    std::vector<uint8_t> empty(wire::FrameBytes(0));
+    ASSERT_TRUE(wire::EncodeFrame(a, v.header, {}, absl::MakeSpan(empty)).ok());
+    transport.inbox.push_back(empty);
+  }
+  engine.Poll(absl::Now());
+  EXPECT_EQ(engine.stats().malformed, 2u);
+  EXPECT_FALSE(op->done);
+  for (const auto& d : data) transport.inbox.push_back(testing::AnswerFromAggregator(config, d));
+  engine.Poll(absl::Now());
+  std::unique_lock<std::mutex> lock(op->mu);
+  ASSERT_TRUE(op->done);
+  EXPECT_TRUE(op->status.ok()) << op->status;
+  EXPECT_EQ(out[0], 1.0f);
+}
+
 // Results count only from the aggregation node, through the first hop.
 TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
   const control::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   worker::Engine engine(config, &transport, EngineOptions{});
-  auto op = std::make_shared<internal::OpState>();
   std::vector<int32_t> in(64, 1), out(64);
-  op->type = DataType::kInt32;
-  op->send = in.data();
-  op->recv = out.data();
-  op->count = in.size();
-  op->deadline = absl::Now() + absl::Seconds(10);
-  uint32_t op_seq = 0;
-  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
-  engine.Poll(absl::Now());
+  auto op = StartOne(engine, config, DataType::kInt32, in.data(), out.data(), in.size());
   ASSERT_EQ(transport.sent.size(), 1u);
   const std::vector<uint8_t> request = transport.sent[0];
   wire::MacAddress other_mac = config.next_hop_mac;

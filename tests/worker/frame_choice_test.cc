@@ -16,7 +16,7 @@ TEST(ChooseFrames, AnEthernetMtuOnGridSwitchGives352Elements) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->elements, 352);
   EXPECT_LE(IpBytes(c->elements), 1500u);
-  EXPECT_EQ(c->slots, 64u);
+  EXPECT_EQ(c->slots, 128u);
 }
 
 TEST(ChooseFrames, TheP4ProgramsKeepTheirWidthAndTodaysPool) {
@@ -33,7 +33,7 @@ TEST(ChooseFrames, LoopbackAndJumboFramesTakeTheWidestFrame) {
     auto c = ChooseFrames(mtu, wire::kMaxElements);
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_EQ(c->elements, wire::kMaxElements) << mtu;
-    EXPECT_EQ(c->slots, 64u) << mtu;
+    EXPECT_EQ(c->slots, 128u) << mtu;
   }
 }
 
@@ -46,7 +46,8 @@ TEST(ChooseFrames, AnMtuTooSmallForOneElementIsNamed) {
 }
 
 // Every MTU: the frame fits it and the switch, is as wide as a multiple of
-// 32 allows, and the pool keeps at least 64 KiB of payload up to 256 slots.
+// 32 allows, and the pool has 128 slots or more, keeping at least 64 KiB of
+// payload, up to 256 slots.
 TEST(ChooseFrames, EveryMtuGetsAFrameThatFitsAndAPoolInRange) {
   for (uint16_t widest : {uint16_t{64}, uint16_t{1024}}) {
     for (size_t mtu = IpBytes(1); mtu <= 10000; ++mtu) {
@@ -61,7 +62,7 @@ TEST(ChooseFrames, EveryMtuGetsAFrameThatFitsAndAPoolInRange) {
       } else {
         ASSERT_GT(IpBytes(c->elements + 1), mtu) << mtu;
       }
-      ASSERT_GE(c->slots, 64u) << mtu;
+      ASSERT_GE(c->slots, 128u) << mtu;
       ASSERT_LE(c->slots, 256u) << mtu;
       ASSERT_TRUE(c->slots == 256 || c->slots * c->elements * 4 >= 64u * 1024) << mtu;
     }
