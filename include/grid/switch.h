@@ -129,7 +129,8 @@ enum class Drop : uint8_t {
   kNotMember,     // DATA from a rank that is not a member here
   kBadSlot,       // slot outside the job's pool
   kBadFanIn,      // fan_in disagrees with the table
-  kBadLength,     // num_elements is not the job's elements per packet
+  kBadLength,     // num_elements is neither the job's elements per packet nor 0, or is the
+                  // other of the two for the chunk its copy holds
   kCollision,     // the slot copy is busy with another chunk (a SIGNAL goes back)
   kDuplicate,     // a retransmission into a copy that is still incomplete
   kNoRoute,       // no entry for the path label or destination address

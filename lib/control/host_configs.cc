@@ -49,7 +49,7 @@ absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elemen
   // 64 elements hold, and at least 128 slots. A float operation's probes,
   // one per slot, are header-only, so a wide frame's pool costs them little;
   // 128 wide slots beat 64 at 1 MiB on both emulated fabrics, and 256 were
-  // no faster (docs/results.md, "A pool of 128 wide frames").
+  // no faster (docs/results.md, "Header-only probes, a pool of 128 ...").
   constexpr uint32_t kPoolPayloadBytes = 64 * 1024;
   const uint32_t frame_payload = uint32_t{elements} * wire::kElementBytes;
   const uint32_t slots =

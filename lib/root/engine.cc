@@ -153,8 +153,11 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
   aggregation::Verdict verdict;
   if (c.count > 0 && wire::CompareChunk(h.op_seq, h.chunk, c.op_seq, c.chunk) == 0 &&
       Covered(from, copy_index)) {
-    // The switch's share is in already, in the other form: a retransmission.
-    verdict = c.complete ? aggregation::Verdict::kResend : aggregation::Verdict::kDuplicate;
+    // The switch's share is in already, in the other form: a retransmission,
+    // answered only in the copy's own length (aggregation::Contribute).
+    verdict = (h.num_elements == 0) != c.header_only ? aggregation::Verdict::kOtherLength
+              : c.complete                           ? aggregation::Verdict::kResend
+                                                     : aggregation::Verdict::kDuplicate;
   } else {
     verdict = aggregation::Contribute(
         c, absl::MakeSpan(bitmaps_).subspan(size_t{copy_index} * words_, words_),

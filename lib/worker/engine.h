@@ -30,7 +30,7 @@
 namespace grid::worker {
 
 // A float operation's data chunks are quantized with an exponent that every
-// rank agrees on before it sends them: probe chunk j (one element) proposes
+// rank agrees on before it sends them: probe chunk j (header-only) proposes
 // rank-local exponents for data chunk j, and data chunk j proposes for data
 // chunk j + P; the switches and the root keep the max. Probes use op_seq and
 // data uses op_seq + 1, so the stream order is the (op_seq, chunk) order.

@@ -348,6 +348,121 @@ TEST(WorkerChecks, ProbesAreHeaderOnlyAndDataIsNot) {
   EXPECT_EQ(out[0], 1.0f);
 }
 
+// One scan resends a probe (header-only) and a data chunk (full): the engine
+// flushes between them, since a transport batch has one frame size.
+TEST(WorkerChecks, AScanResendsProbesAndDataInBatchesOfTheirOwnSize) {
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  HandTransport transport;
+  EngineOptions options;
+  options.scan_interval = absl::Seconds(1);  // no scan until the last poll
+  worker::Engine engine(config, &transport, options);
+  std::vector<float> in(3 * config.elements, 1.0f), out(in.size());
+  auto op = StartOne(engine, config, DataType::kFloat32, in.data(), out.data(), in.size());
+  ASSERT_EQ(transport.sent.size(), 3u);  // probes 0-2
+  const std::vector<std::vector<uint8_t>> probes = transport.sent;
+  auto answer = [&](const std::vector<uint8_t>& f) {
+    transport.inbox.push_back(Answer(config, f, wire::DecodeFrame(f)->header.next_exponent,
+                                     config.aggregator_ip, config.next_hop_mac));
+  };
+  auto poll = [&](absl::Time at) {
+    transport.sent.clear();
+    engine.Poll(at);
+    return transport.sent;
+  };
+  absl::Time t = absl::Now();
+  answer(probes[0]);
+  ASSERT_EQ(poll(t += absl::Milliseconds(1)).size(), 1u);  // data 0
+  answer(probes[1]);
+  const std::vector<std::vector<uint8_t>> d1 = poll(t += absl::Milliseconds(1));
+  ASSERT_EQ(d1.size(), 1u);  // data 1; data 2 waits for probe 2
+  answer(d1[0]);
+  EXPECT_TRUE(poll(t += absl::Milliseconds(1)).empty());
+  // Probe 2 and data 0, both sent before data 1, are lost by order.
+  const std::vector<std::vector<uint8_t>> resent = poll(t + absl::Seconds(2));
+  ASSERT_EQ(resent.size(), 2u);
+  EXPECT_EQ(engine.stats().early_retransmissions, 2u);
+  EXPECT_EQ(resent[0].size(), wire::FrameBytes(0));
+  EXPECT_EQ(wire::DecodeFrame(resent[0])->header.chunk, 2u);
+  EXPECT_EQ(resent[1].size(), wire::FrameBytes(config.elements));
+  EXPECT_EQ(wire::DecodeFrame(resent[1])->header.chunk, 0u);
+  EXPECT_EQ(engine.stats().malformed, 0u);
+  std::unique_lock<std::mutex> lock(op->mu);
+  EXPECT_FALSE(op->done);
+}
+
+// A best-effort switch's member resending a chunk in the other length than
+// the switch's partial (header-only against elements): the root rejects it
+// and answers nothing, as a switch drops it as bad_length.
+TEST(RootChecks, AChunkInTheOtherLengthIsRejectedNotAnswered) {
+  control::RootConfig config;
+  config.job_id = 3;
+  config.token = 77;
+  config.world = 2;
+  config.node = 1;
+  config.slots = 4;
+  config.elements = 4;
+  config.ip = 0x0a000001;
+  control::RootConfig::Contributor sw;
+  sw.node = 10;
+  sw.is_switch = true;
+  sw.ip = 0x0a00000a;
+  sw.next_hop_mac = {2, 0, 0, 0, 0, 10};
+  sw.members = {{0, 0x0a000014}, {1, 0x0a000015}};
+  config.contributors = {sw};
+  HandTransport transport;
+  root::RootEngine root(config, &transport);
+  auto frame = [&](wire::MessageType type, uint32_t src_ip, uint16_t n, uint16_t chunk) {
+    wire::Header h;
+    h.type = type;
+    h.job_id = config.job_id;
+    h.job_token = config.token;
+    h.op_seq = 5;
+    h.chunk = chunk;
+    h.slot = chunk;
+    h.num_elements = n;
+    if (type == wire::MessageType::kPartial) {
+      h.agg_node = static_cast<uint16_t>(config.node);
+      h.fan_in = 1;
+      h.rank = wire::kAllRanks;
+    } else {  // a member's DATA the switch passed on
+      h.agg_node = static_cast<uint16_t>(sw.node);
+      h.fan_in = 2;
+      h.flags = wire::flags::kPassed | wire::flags::kRetransmit;
+    }
+    wire::FrameAddress a;
+    a.src_ip = src_ip;
+    a.dst_ip = config.ip;
+    a.src_mac = sw.next_hop_mac;
+    a.dst_mac = config.mac;
+    std::vector<uint8_t> payload(size_t{n} * wire::kElementBytes, 1), f(wire::FrameBytes(n));
+    EXPECT_TRUE(wire::EncodeFrame(a, h, payload, absl::MakeSpan(f)).ok());
+    return f;
+  };
+  uint16_t chunk = 0;
+  for (uint16_t partial_length : {uint16_t{4}, uint16_t{0}}) {
+    SCOPED_TRACE(partial_length);
+    root.OnFrame(frame(wire::MessageType::kPartial, sw.ip, partial_length, chunk));
+    root.Flush();
+    ASSERT_EQ(transport.sent.size(), 1u);  // the switch's share is the whole chunk
+    EXPECT_EQ(wire::DecodeFrame(transport.sent[0])->header.num_elements, partial_length);
+    transport.sent.clear();
+    const uint64_t rejected = root.stats().rejected, resent = root.stats().results_resent;
+    root.OnFrame(
+        frame(wire::MessageType::kData, sw.members[0].ip, partial_length == 0 ? 4 : 0, chunk));
+    root.Flush();
+    EXPECT_TRUE(transport.sent.empty());
+    EXPECT_EQ(root.stats().rejected, rejected + 1);
+    EXPECT_EQ(root.stats().results_resent, resent);
+    // In its own length, the same resend is answered.
+    root.OnFrame(frame(wire::MessageType::kData, sw.members[0].ip, partial_length, chunk));
+    root.Flush();
+    ASSERT_EQ(transport.sent.size(), 1u);
+    EXPECT_EQ(wire::DecodeFrame(transport.sent[0])->header.num_elements, partial_length);
+    transport.sent.clear();
+    ++chunk;
+  }
+}
+
 // Results count only from the aggregation node, through the first hop.
 TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
   const control::WorkerConfig config = testing::OneRankConfig(Options());

@@ -530,7 +530,7 @@ TEST(AllreduceEdges, GroupsRejectBlockingCallsAndEndWithAbort) {
 namespace grid::worker {
 namespace {
 
-// The Tofino program tags a chunk with op_seq[11:0] ++ chunk[19:0]
+// The Tofino program tags a chunk with op_seq[10:0] ++ chunk[19:0] ++ h
 // (docs/switch.md, "Tofino"): no wire operation may have 2^20 chunks or
 // more, so a larger operation is split into segments with op_seqs of their
 // own.
