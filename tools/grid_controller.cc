@@ -11,6 +11,7 @@
 // controller loads their tables through simple_switch_CLI. With --serve=PORT
 // it hosts the store over TCP and keeps running (until SIGINT/SIGTERM); with
 // --store=file:DIR it writes and exits.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -33,7 +34,7 @@ using namespace grid;
 constexpr char kUsage[] =
     "usage: grid-controller --topology=SPEC|FILE --workers=N (--store=file:DIR | --serve=PORT)\n"
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
-    "                       [--slots=auto|N] [--elements=auto|N] [--mtu=BYTES]\n"
+    "                       [--slots=auto|N] [--elements=auto|N] [--mtu=BYTES] [--rtt-us=US]\n"
     "                       [--slot-base=0] [--label-base=0]\n"
     "                       [--switch=grid|bmv2]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
@@ -50,8 +51,11 @@ constexpr char kUsage[] =
     "as ATP behaves: switches pass on what they have no capacity for (docs/switch.md).\n"
     "--elements=auto (the default) takes the widest frame that the paths' MTU (--mtu; an\n"
     "emulated fabric's own, else 1500) and the switches (--switch: P4 takes 64) carry, a\n"
-    "multiple of 32; --slots=auto (the default) sizes the pool for it (docs/worker.md,\n"
-    "\"Frame width and pool\"). --elements=64 --slots=256 are the paper's Tofino frames.\n"
+    "multiple of 32; --slots=auto (the default) sizes the pool for it and for the largest\n"
+    "bandwidth-delay product of the ranks (the planned rate times the round trip: --rtt-us,\n"
+    "measured, else the topology's link latencies), within the switches' memory\n"
+    "(docs/worker.md, \"Frame width and pool\"). --elements=64 --slots=256 are the\n"
+    "paper's Tofino frames.\n"
     "--memif-queues=N gives every memif link N queue pairs: each grid-switch runs N pipeline\n"
     "lcores, and each host's transport opens N, one per progress thread (GRID_THREADS=N,\n"
     "grid-root --threads=N) when the host has that many.\n";
@@ -112,10 +116,21 @@ Job PlanJob(const tools::Flags& flags) {
   j.params.token = flags.Get("token")
                        ? static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll))
                        : Check(control::NewToken(), flags);
+  // Another job on the same switches takes other ranges (docs/security.md).
+  j.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
+  j.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
   // "auto", the default: the widest frame the paths' MTU and the switches
-  // take, and a pool for it (control::ChooseFrames).
+  // take, and a pool for it that holds the bandwidth-delay product
+  // (control::ChooseFrames).
+  const absl::Duration rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
+  const uint64_t bdp = Check(control::PlanBdpBytes(j.topology, j.plan, rtt), flags);
+  uint32_t max_slots = control::PoolLimit(j.topology, j.plan, j.params.slot_base);
+  if (flags.String("switch", "grid") == "bmv2") {
+    max_slots = std::min<uint32_t>(
+        max_slots, j.params.slot_base < sw::kP4MaxSlots ? sw::kP4MaxSlots - j.params.slot_base : 0);
+  }
   const control::FrameChoice frames =
-      Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags)), flags);
+      Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags), bdp, max_slots), flags);
   j.params.slots = flags.String("slots", "auto") == "auto"
                        ? frames.slots
                        : static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
@@ -123,9 +138,6 @@ Job PlanJob(const tools::Flags& flags) {
                           ? frames.elements
                           : static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1,
                                                             wire::kMaxElements));
-  // Another job on the same switches takes other ranges (docs/security.md).
-  j.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
-  j.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
   j.switches = Check(control::BuildSwitchConfigs(j.topology, j.plan, j.params), flags);
   j.workers = Check(control::BuildWorkerConfigs(j.topology, j.plan, j.params), flags);
   j.root = Check(control::BuildRootConfig(j.topology, j.plan, j.params), flags);
@@ -251,6 +263,7 @@ int main(int argc, char** argv) {
                             "slots",
                             "elements",
                             "mtu",
+                            "rtt-us",
                             "udp-base-port",
                             "host",
                             "link-impairment",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "grid/export.h"
 #include "grid/host_config.h"
 #include "grid/planner.h"
@@ -45,8 +46,28 @@ struct FrameChoice {
 // `path_mtu`: the smallest MTU (IP bytes) on the job's paths.
 // `switch_elements`: the widest frame every aggregation switch sums
 // (wire::kMaxElements for grid-switch, wire::kDefaultElements for the P4
-// programs). The error names the MTU when not one element fits.
-absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements);
+// programs).
+// `bdp_bytes`: the bytes a rank keeps in flight at its planned rate
+// (PlanBdpBytes); the pool holds at least that many frames. 0: unknown.
+// `max_slots`: the most slots the aggregation switches give the job
+// (PoolLimit); the pool never exceeds it.
+// The error names the MTU when not one element fits.
+absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements,
+                                         uint64_t bdp_bytes = 0,
+                                         uint32_t max_slots = wire::kMaxSlots);
+
+// The largest bandwidth-delay product of the plan's ranks: the rate the
+// flow model gives each (links regime) times its round trip to the root and
+// back. The round trip is `rtt` when it is given (measured, say with ping),
+// else twice the sum of the topology's link latencies on the rank's path.
+absl::StatusOr<uint64_t> PlanBdpBytes(const topology::Topology& topology, const planner::Plan& plan,
+                                      absl::Duration rtt = absl::ZeroDuration());
+
+// The most slots a job's pool may have on the plan's switches, from their
+// aggregator memory above `slot_base` (a best-effort job takes up to one pool
+// per aggregator at a switch).
+uint32_t PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
+                   uint32_t slot_base);
 
 // Adds the tables of another job to `into`, switch by switch: for jobs that
 // share switches. Errors name the switch and what clashes: the same job id, a

@@ -57,7 +57,12 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& 
   if (!plan.ok()) return plan.status();
   control::JobParams params = control.job;
   if (params.elements == 0 || params.slots == 0) {
-    auto frames = control::ChooseFrames(control.path_mtu, wire::kMaxElements);
+    // As grid-controller chooses them, with the topology's latencies for
+    // the round trip.
+    auto bdp = control::PlanBdpBytes(*topo, *plan);
+    if (!bdp.ok()) return bdp.status();
+    auto frames = control::ChooseFrames(control.path_mtu, wire::kMaxElements, *bdp,
+                                        control::PoolLimit(*topo, *plan, params.slot_base));
     if (!frames.ok()) return frames.status();
     if (params.elements == 0) params.elements = frames->elements;
     if (params.slots == 0) params.slots = frames->slots;

@@ -34,29 +34,6 @@ absl::Status CheckJob(const topology::Topology& topo, const planner::Plan& plan,
 
 }  // namespace
 
-absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements) {
-  // Wider frames cost less per byte: fewer headers (76 bytes each) and fewer
-  // packets through every switch and host. Multiples of 32 keep the
-  // quantize loops on whole vectors.
-  uint16_t elements = std::min(switch_elements, wire::MaxElementsForMtu(path_mtu));
-  if (elements == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("MTU %d: a GRID frame needs an IP packet of at least %d bytes", path_mtu,
-                        wire::FrameBytes(1) - sizeof(wire::EthernetHeader)));
-  }
-  if (elements >= 32) elements -= elements % 32;
-  // The pool bounds the window: at least 64 KiB of payload, as 256 slots of
-  // 64 elements hold, and at least 128 slots. A float operation's probes,
-  // one per slot, are header-only, so a wide frame's pool costs them little;
-  // 128 wide slots beat 64 at 1 MiB on both emulated fabrics, and 256 were
-  // no faster (docs/results.md, "Header-only probes, a pool of 128 ...").
-  constexpr uint32_t kPoolPayloadBytes = 64 * 1024;
-  const uint32_t frame_payload = uint32_t{elements} * wire::kElementBytes;
-  const uint32_t slots =
-      std::clamp<uint32_t>((kPoolPayloadBytes + frame_payload - 1) / frame_payload, 128, 256);
-  return FrameChoice{elements, slots};
-}
-
 absl::StatusOr<uint32_t> NewToken() {
   uint32_t token = 0;
   while (token == 0) {

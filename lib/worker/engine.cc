@@ -72,6 +72,15 @@ std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
   auto finish = [&](std::shared_ptr<WireOp> w) {
     w->chunks = ChunksOf(w->count, elements);
     w->probes = w->quantized ? std::min(w->chunks, slots) : 0;
+    // Chained: the one before proposes for this one's first chunks, as many
+    // as it has data chunks without a chunk a pool ahead, so those
+    // exponents are agreed while its data is on the wire, and probes cover
+    // only the rest of the first pool (WireOp::next).
+    if (w->quantized && !out.empty() && out.back()->quantized) {
+      out.back()->next = w;
+      w->probe_base = std::min(w->probes, out.back()->chunks);
+      w->probes -= w->probe_base;
+    }
     w->max_exponent = numerics::MaxBlockExponent(w->pieces.front().op->type);
     if (w->quantized) {
       w->agreement = std::make_unique<std::atomic<int16_t>[]>(w->chunks);

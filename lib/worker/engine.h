@@ -34,6 +34,9 @@ namespace grid::worker {
 // rank-local exponents for data chunk j, and data chunk j proposes for data
 // chunk j + P; the switches and the root keep the max. Probes use op_seq and
 // data uses op_seq + 1, so the stream order is the (op_seq, chunk) order.
+// A wire operation chained to the one before it (WireOp::next) has fewer
+// probes, or none: that one's last data chunks, which have no chunk a pool
+// ahead of their own, propose for its first ones.
 // An operation of more than kMaxChunksPerSegment chunks is split into
 // segments, each with its own op_seq (the Tofino program's 20-bit chunk tag).
 inline constexpr uint32_t kMaxChunksPerSegment = 1u << 20;
@@ -70,9 +73,37 @@ struct WireOp {
   size_t count = 0;
   uint32_t op_seq = 0;  // of the data chunks; probes use op_seq - 1
   uint32_t chunks = 0, probes = 0;
+  // Probe j proposes for data chunk probe_base + j: the chunks before it
+  // are proposed by the previous, chained operation (`next` below).
+  uint32_t probe_base = 0;
   absl::Time deadline;
   uint8_t max_exponent = 255;  // numerics::MaxBlockExponent of its type
   uint32_t total() const { return probes + chunks; }
+
+  // The next wire operation of the same submission, chained to this one
+  // when both are float. This one's last min(P, chunks) data chunks have no
+  // chunk a pool ahead in this operation; in order, they propose for the
+  // next one's first chunks instead, and its probes cover only the rest of
+  // its first pool (`probe_base`). Every rank chains the same operations
+  // (PrepareWireOps decides from what was submitted together, not from
+  // timing), so a proposal always meets the other ranks' proposals for the
+  // same chunk.
+  std::shared_ptr<WireOp> next;
+  struct Ahead {
+    WireOp* op = nullptr;  // nullptr: data chunk j proposes for nothing
+    uint32_t chunk = 0;
+  };
+  // The data chunk that data chunk j proposes an exponent for: j + P of this
+  // operation, or one of the chained next one's first chunks. The one rule
+  // tx.cc (what a chunk proposes) and rx.cc (what its result agrees) share.
+  Ahead AheadOf(uint32_t j, uint32_t pool) {
+    if (uint64_t{j} + pool < chunks) return {this, j + pool};
+    const uint32_t first_free = chunks > pool ? chunks - pool : 0;
+    if (next != nullptr && j - first_free < next->probe_base) {
+      return {next.get(), j - first_free};
+    }
+    return {};
+  }
 
   // Shared by the lanes. A data chunk's exponent may be agreed by another
   // lane than the one that sends it (a probe's slot differs from its data
@@ -269,7 +300,8 @@ class Engine {
 
 // Splits operations (all of one type, issued together) into wire operations:
 // consecutive operations of at most `fusion_bytes` are fused, an operation
-// above kMaxChunksPerSegment chunks is segmented. Widens 16-bit types.
+// above kMaxChunksPerSegment chunks is segmented, and consecutive float
+// wire operations are chained (WireOp::next). Widens 16-bit types.
 // `op_seq` is the communicator's counter; every rank must call this with the
 // same operations in the same order.
 std::vector<std::shared_ptr<WireOp>> PrepareWireOps(

@@ -61,7 +61,8 @@ bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
 }
 
 // A data chunk's result into the operation's output, and the exponent it
-// brings for the chunk a pool ahead. False if it has the wrong length.
+// brings for the chunk a pool ahead (in this operation or the chained
+// next). False if it has the wrong length.
 bool Engine::TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk) {
   const wire::Header& h = v.header;
   const size_t begin = size_t{chunk} * config_.elements;
@@ -83,9 +84,10 @@ bool Engine::TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk) {
         st.code(), absl::StrFormat("allreduce %d: elements %d-%d: %s", op.pieces.front().op->id,
                                    begin, begin + n - 1, st.message())));
   }
-  if (chunk + config_.slots < op.chunks) {
-    ExponentPossible(op, chunk + config_.slots, h.next_exponent);
-    op.Agree(chunk + config_.slots, h.next_exponent);
+  const WireOp::Ahead ahead = op.AheadOf(chunk, config_.slots);
+  if (ahead.op != nullptr) {
+    ExponentPossible(*ahead.op, ahead.chunk, h.next_exponent);
+    ahead.op->Agree(ahead.chunk, h.next_exponent);
   }
   return true;
 }
@@ -139,8 +141,8 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
     return;
   }
   if (probe) {
-    ExponentPossible(op, chunk, h.next_exponent);
-    op.Agree(chunk, h.next_exponent);
+    ExponentPossible(op, op.probe_base + chunk, h.next_exponent);
+    op.Agree(op.probe_base + chunk, h.next_exponent);
   } else if (!TakeData(v, op, chunk)) {
     ++stats_.malformed;
     return;

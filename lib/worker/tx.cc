@@ -74,7 +74,7 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
     h.op_seq = op.op_seq - 1;
     h.chunk = index;
     h.exponent = 0;
-    h.next_exponent = LocalExponent(op, index);
+    h.next_exponent = LocalExponent(op, op.probe_base + index);
   } else {
     const uint32_t j = index - op.probes;
     begin = size_t{j} * config_.elements;
@@ -83,7 +83,8 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
     h.chunk = j;
     if (op.quantized) {
       h.exponent = op.Exponent(j);
-      h.next_exponent = j + pool < op.chunks ? LocalExponent(op, j + pool) : 0;
+      const WireOp::Ahead ahead = op.AheadOf(j, pool);
+      h.next_exponent = ahead.op != nullptr ? LocalExponent(*ahead.op, ahead.chunk) : 0;
     }
   }
   // A data chunk carries the job's full element count (the last one of an

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
@@ -346,6 +347,125 @@ TEST(WorkerChecks, ProbesAreHeaderOnlyAndDataIsNot) {
   ASSERT_TRUE(op->done);
   EXPECT_TRUE(op->status.ok()) << op->status;
   EXPECT_EQ(out[0], 1.0f);
+}
+
+// Operations submitted together (a group, the segments of one operation)
+// are chained: the first one's last P data chunks propose the exponents of
+// the next one's first chunks, so the next sends no probes and its data
+// follows as soon as those results are in. (A previous operation shorter
+// than the pool: Allreduce.GroupedFloatOperationsChainTheirExponents.)
+TEST(WorkerChecks, OperationsSubmittedTogetherChainTheirExponents) {
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const uint32_t pool = config.slots;
+  HandTransport transport;
+  worker::Engine engine(config, &transport, EngineOptions{});
+  std::vector<float> in1(size_t{pool} * config.elements, 1.0f), out1(in1.size());
+  // Three chunks of other magnitudes than the first operation's.
+  std::vector<float> in2(3 * config.elements), out2(in2.size());
+  for (size_t i = 0; i < in2.size(); ++i) in2[i] = i < config.elements ? 1000.0f : 0.25f;
+  auto op1 = std::make_shared<internal::OpState>();
+  auto op2 = std::make_shared<internal::OpState>();
+  for (auto [op, in, out] : {std::tuple{op1, &in1, &out1}, std::tuple{op2, &in2, &out2}}) {
+    op->type = DataType::kFloat32;
+    op->send = in->data();
+    op->recv = out->data();
+    op->count = in->size();
+    op->deadline = absl::Now() + absl::Seconds(10);
+  }
+  uint32_t op_seq = 0;
+  auto wire = worker::PrepareWireOps({op1, op2}, config.elements, pool, 0, op_seq);
+  ASSERT_EQ(wire.size(), 2u);
+  EXPECT_EQ(wire[1]->probes, 0u);
+  const uint32_t data_seq2 = wire[1]->op_seq;
+  engine.Submit(wire);
+  auto poll = [&] {
+    transport.sent.clear();
+    engine.Poll(absl::Now());
+    return transport.sent;
+  };
+  auto answer_all = [&](const std::vector<std::vector<uint8_t>>& frames) {
+    for (const auto& f : frames) {
+      transport.inbox.push_back(Answer(config, f, wire::DecodeFrame(f)->header.next_exponent,
+                                       config.aggregator_ip, config.next_hop_mac));
+    }
+  };
+  std::vector<std::vector<uint8_t>> sent = poll();
+  ASSERT_EQ(sent.size(), std::min<uint32_t>(pool, EngineOptions{}.initial_window));
+  // The window grows by one per result: answer until the first operation's
+  // probes and data are all out, and check what its data proposes.
+  uint32_t data1 = 0;
+  const auto e_big = *numerics::BlockExponent({in2.data(), config.elements});
+  const auto e_small = *numerics::BlockExponent({in2.data() + config.elements, config.elements});
+  ASSERT_NE(e_big, e_small);
+  for (int round = 0; round < 20 && data1 < pool; ++round) {
+    for (const auto& f : sent) {
+      const wire::Header h = wire::DecodeFrame(f)->header;
+      ASSERT_NE(h.op_seq, data_seq2 - 1) << "the chained operation sent a probe";
+      ASSERT_NE(h.op_seq, data_seq2) << "its data went before its exponents were agreed";
+      if (h.op_seq != wire[0]->op_seq) continue;
+      ++data1;
+      // Data chunk j proposes for chunk j + P: the second operation's j + P - pool.
+      const uint8_t want = h.chunk == 0 ? e_big : h.chunk < 3 ? e_small : 0;
+      EXPECT_EQ(h.next_exponent, want) << "chunk " << h.chunk;
+    }
+    answer_all(sent);
+    sent = poll();
+  }
+  EXPECT_EQ(data1, pool);
+  // The first operation's results agreed the second's exponents.
+  ASSERT_EQ(sent.size(), 3u);
+  for (const auto& f : sent) {
+    const wire::Header h = wire::DecodeFrame(f)->header;
+    EXPECT_EQ(h.op_seq, data_seq2);
+    EXPECT_EQ(h.exponent, h.chunk == 0 ? e_big : e_small);
+  }
+  answer_all(sent);
+  poll();
+  for (const auto& op : {op1, op2}) {
+    std::unique_lock<std::mutex> lock(op->mu);
+    ASSERT_TRUE(op->done);
+    EXPECT_TRUE(op->status.ok()) << op->status;
+  }
+  EXPECT_EQ(out1, in1);
+  EXPECT_EQ(out2, in2);
+}
+
+// An operation submitted on its own while the one before is still out is
+// not chained, but its probes go as soon as the stream reaches them: their
+// round trip overlaps the previous operation's data.
+TEST(WorkerChecks, AQueuedOperationsProbesTravelWithThePreviousData) {
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  HandTransport transport;
+  worker::Engine engine(config, &transport, EngineOptions{});
+  std::vector<float> in(2 * config.elements, 1.0f), out1(in.size()), out2(in.size());
+  uint32_t op_seq = 0;
+  auto submit = [&](std::vector<float>& out) {
+    auto op = std::make_shared<internal::OpState>();
+    op->type = DataType::kFloat32;
+    op->send = in.data();
+    op->recv = out.data();
+    op->count = in.size();
+    op->deadline = absl::Now() + absl::Seconds(10);
+    engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+    return op;
+  };
+  auto op1 = submit(out1);
+  auto op2 = submit(out2);
+  transport.sent.clear();
+  engine.Poll(absl::Now());
+  ASSERT_EQ(transport.sent.size(), 2u);  // the first operation's probes
+  for (const auto& f : transport.sent) {
+    transport.inbox.push_back(Answer(config, f, wire::DecodeFrame(f)->header.next_exponent,
+                                     config.aggregator_ip, config.next_hop_mac));
+  }
+  transport.sent.clear();
+  engine.Poll(absl::Now());
+  // Its two data chunks, then the second operation's two probes, in one round.
+  ASSERT_EQ(transport.sent.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(transport.sent[i].size(), wire::FrameBytes(i < 2 ? config.elements : 0)) << i;
+  }
+  EXPECT_FALSE(op1->done);
 }
 
 // One scan resends a probe (header-only) and a data chunk (full): the engine

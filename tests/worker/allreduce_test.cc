@@ -229,6 +229,58 @@ TEST_F(Allreduce, SmallTensorsInAGroupAreFused) {
   }
 }
 
+// Float operations of one group, each too large to fuse, are chained: the
+// first one's last pool of data chunks agrees the exponents of the second's
+// first chunks, which sends no probes. The second has fewer chunks than the
+// pool: they all propose for the third's first chunks, and the third probes
+// only the rest of its first pool. Magnitudes differ by 2^22 between the
+// operations and by 2^4 steps between chunks, so an exponent agreed for the
+// wrong chunk shows in the sums.
+TEST_F(Allreduce, GroupedFloatOperationsChainTheirExponents) {
+  auto o = Options();
+  o.comm.engine.fusion_bytes = 0;
+  testing::Cluster cluster(o);
+  const uint32_t pool = o.slots;
+  const std::vector<size_t> chunks = {pool + 36, 30, pool + 6};
+  const std::vector<double> scale = {std::ldexp(1.0, -12), std::ldexp(1.0, 10), 1.0};
+  std::vector<std::vector<std::vector<float>>> in(3), out(3);
+  for (size_t k = 0; k < 3; ++k) {
+    const size_t n = chunks[k] * o.elements - 5;
+    for (int r = 0; r < cluster.size(); ++r) {
+      in[k].push_back(FloatInput(r + 10 * static_cast<int>(k), n));
+      // Chunks of one operation differ too (by 2^4 steps), so a proposal
+      // taken for another chunk of the same operation shows as well.
+      for (size_t i = 0; i < n; ++i) {
+        const int step = 4 * static_cast<int>((i / o.elements) % 7);
+        in[k].back()[i] = static_cast<float>(in[k].back()[i] * scale[k] * std::ldexp(1.0, step));
+      }
+      out[k].emplace_back(n);
+    }
+  }
+  cluster.Run([&](int r) {
+    Communicator& c = cluster.comm(r);
+    ASSERT_TRUE(c.GroupStart().ok());
+    std::vector<Work> work;
+    for (size_t k = 0; k < 3; ++k) {
+      work.push_back(*c.AllReduceAsync(in[k][r].data(), out[k][r].data(), in[k][r].size(),
+                                       DataType::kFloat32));
+    }
+    ASSERT_TRUE(c.GroupEnd().ok());
+    for (Work& w : work) ASSERT_TRUE(w.Wait(absl::Seconds(60)).ok());
+    // First sends: a pool of probes for the first operation, none for the
+    // second, a pool less the second's chunks for the third, and every data
+    // chunk.
+    const CommunicatorStats s = c.stats();
+    EXPECT_EQ(s.packets_sent - s.retransmissions,
+              pool + chunks[0] + chunks[1] + (pool - chunks[1]) + chunks[2]);
+  });
+  for (size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    ExpectFloatSum(in[k], out[k][0], o.elements);
+    for (int r = 1; r < cluster.size(); ++r) ASSERT_EQ(out[k][r], out[k][0]) << "rank " << r;
+  }
+}
+
 TEST_F(Allreduce, SurvivesLossDuplicationAndReordering) {
   auto o = Options();
   o.impairment = {0.01, 0.01, 0.01};
@@ -548,6 +600,11 @@ TEST(PrepareWireOps, SegmentsOperationsAtTheTofinoTagLimit) {
   EXPECT_EQ(wire[0]->chunks, kMaxChunksPerSegment);
   EXPECT_EQ(wire[1]->chunks, 6u);
   EXPECT_NE(wire[0]->op_seq, wire[1]->op_seq);
+  // The second segment is chained: the first one's data proposes its
+  // exponents, and it has no probes.
+  EXPECT_EQ(wire[0]->probes, 256u);
+  EXPECT_EQ(wire[0]->next, wire[1]);
+  EXPECT_EQ(wire[1]->probes, 0u);
   EXPECT_EQ(wire[0]->count + wire[1]->count, op->count);
   EXPECT_EQ(op->pending.load(), 2);
 }

@@ -1,0 +1,96 @@
+// The frame width and pool size of a job that does not name them, from the
+// paths' MTU, what the switches hold, and the bytes a rank keeps in flight
+// (docs/worker.md, "Frame width and pool").
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "grid/control.h"
+
+namespace grid::control {
+
+absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements,
+                                         uint64_t bdp_bytes, uint32_t max_slots) {
+  // Wider frames cost less per byte: fewer headers (76 bytes each) and fewer
+  // packets through every switch and host. Multiples of 32 keep the
+  // quantize loops on whole vectors.
+  uint16_t elements = std::min(switch_elements, wire::MaxElementsForMtu(path_mtu));
+  if (elements == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("MTU %d: a GRID frame needs an IP packet of at least %d bytes", path_mtu,
+                        wire::FrameBytes(1) - sizeof(wire::EthernetHeader)));
+  }
+  if (max_slots == 0) {
+    return absl::InvalidArgumentError("max_slots = 0: the aggregation switches have no slots");
+  }
+  if (elements >= 32) elements -= elements % 32;
+  // The pool bounds the window: at least 64 KiB of payload, as 256 slots of
+  // 64 elements hold, and at least 128 slots. A float operation's probes,
+  // one per slot, are header-only, so a wide frame's pool costs them little;
+  // 128 wide slots beat 64 at 1 MiB on both emulated fabrics, and 256 were
+  // no faster (docs/results.md, "Header-only probes, a pool of 128 ...").
+  constexpr uint32_t kPoolPayloadBytes = 64 * 1024;
+  const uint32_t frame_payload = uint32_t{elements} * wire::kElementBytes;
+  uint64_t slots =
+      std::clamp<uint32_t>((kPoolPayloadBytes + frame_payload - 1) / frame_payload, 128, 256);
+  // A slot is busy for a whole round trip, so a rank sends at most a pool
+  // per round trip: to reach its planned rate, the pool holds the
+  // bandwidth-delay product in whole frames.
+  const uint64_t frame = wire::FrameBytes(elements);
+  slots = std::max<uint64_t>(slots, (bdp_bytes + frame - 1) / frame);
+  return FrameChoice{elements, static_cast<uint32_t>(std::min<uint64_t>(slots, max_slots))};
+}
+
+absl::StatusOr<uint64_t> PlanBdpBytes(const topology::Topology& topology, const planner::Plan& plan,
+                                      absl::Duration rtt) {
+  auto rates = planner::Evaluate(topology, plan, planner::Model::kLinks);
+  if (!rates.ok()) return rates.status();
+  auto latency_us = [&](const topology::Path& p) {
+    double us = 0;
+    for (topology::ArcId arc : p.arcs) us += topology.link(arc / 2).latency_us;
+    return us;
+  };
+  double most = 0;
+  for (size_t r = 0; r < plan.workers.size(); ++r) {
+    const planner::WorkerRoute& route = plan.workers[r];
+    double seconds = absl::ToDoubleSeconds(rtt);
+    if (rtt <= absl::ZeroDuration()) {
+      // Up to the aggregator, on to the root, and the result back the same way.
+      double one_way = latency_us(route.up);
+      if (auto it = plan.to_root.find(route.aggregator); it != plan.to_root.end()) {
+        one_way += latency_us(it->second);
+      }
+      seconds = 2 * one_way * 1e-6;
+    }
+    most = std::max(most, rates->worker_gbps[r] * 1e9 / 8 * seconds);
+  }
+  return static_cast<uint64_t>(std::ceil(most));
+}
+
+uint32_t PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
+                   uint32_t slot_base) {
+  const std::vector<planner::Aggregator> aggregators = planner::Aggregators(plan);
+  // A best-effort job takes a pool at a switch for itself and one for each
+  // aggregator it completes chunks for (on that aggregator's way to the
+  // root): at most one per aggregator.
+  const auto pools = plan.best_effort ? std::max<uint32_t>(1, aggregators.size()) : 1;
+  std::set<topology::NodeId> holders;
+  for (const planner::Aggregator& a : aggregators) {
+    holders.insert(a.node);
+    if (plan.best_effort && a.to_root != nullptr) {
+      holders.insert(a.to_root->nodes.begin(), a.to_root->nodes.end());
+    }
+  }
+  uint32_t limit = wire::kMaxSlots;
+  for (topology::NodeId n : holders) {
+    const topology::Node& node = topology.node(n);
+    if (!node.is_switch() || !node.programmable) continue;
+    const auto memory = static_cast<uint32_t>(std::max(0, node.slots));
+    limit = std::min(limit, memory > slot_base ? (memory - slot_base) / pools : 0);
+  }
+  return limit;
+}
+
+}  // namespace grid::control
