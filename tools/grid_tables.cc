@@ -17,10 +17,14 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: grid-tables --topology=SPEC|FILE --plan=plan.json --out=DIR\n"
-    "                   --token=N [--job-id=1] [--slots=256] [--elements=64] [--p4]\n"
+    "                   --token=N [--job-id=1] [--slots=256] [--elements=64]\n"
+    "                   [--p4 [--queue-cell-bytes=N]]\n"
     "Writes DIR/<switch>.json for grid-switch (and, with --p4, DIR/<switch>.p4rt.json\n"
     "for the P4 programs and DIR/<switch>.bmv2.txt for simple_switch_CLI)\n"
-    "for every switch of the topology. docs/switch.md describes both formats.\n";
+    "for every switch of the topology. docs/switch.md describes both formats.\n"
+    "The P4 entries' congestion threshold counts packets, as BMv2 does; for a Tofino,\n"
+    "which counts queue cells, --queue-cell-bytes gives the chip's cell size and the\n"
+    "threshold is converted (docs/switch.md, \"Tofino\").\n";
 
 }  // namespace
 
@@ -28,7 +32,8 @@ int main(int argc, char** argv) {
   using namespace grid;
   const tools::Flags flags(
       "grid-tables", argc, argv,
-      {"topology", "plan", "out", "job-id", "token", "slots", "elements", "p4"}, kUsage);
+      {"topology", "plan", "out", "job-id", "token", "slots", "elements", "p4", "queue-cell-bytes"},
+      kUsage);
   auto topo = topology::LoadTopology(flags.Required("topology"));
   if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
   const std::string plan_path = flags.Required("plan");
@@ -47,6 +52,8 @@ int main(int argc, char** argv) {
   job.elements =
       static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
   const bool p4 = flags.Bool("p4");
+  const auto cell_bytes = static_cast<uint32_t>(flags.Int("queue-cell-bytes", 0, 0, 65536));
+  if (cell_bytes > 0 && !p4) flags.Fail("--queue-cell-bytes is for the P4 entries: add --p4");
   auto configs = control::BuildSwitchConfigs(*topo, *plan, job);
   if (!configs.ok()) flags.Fail(std::string(configs.status().message()));
   const std::filesystem::path out = flags.Required("out");
@@ -56,7 +63,7 @@ int main(int argc, char** argv) {
   for (const auto& [node, config] : *configs) {
     std::ofstream(out / (config.name + ".json")) << sw::ConfigToJson(config);
     if (p4) {
-      auto entries = sw::ConfigToP4Entries(config);
+      auto entries = sw::ConfigToP4Entries(config, cell_bytes);
       if (!entries.ok()) flags.Fail(std::string(entries.status().message()));
       std::ofstream(out / (config.name + ".p4rt.json")) << *entries;
       auto commands = sw::P4EntriesToBmv2Commands(*entries);

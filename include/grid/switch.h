@@ -111,8 +111,15 @@ absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text);
 // and take at most 32 members per job (a 32-bit bitmap) and 1024 slots per
 // switch (the Tofino program's slot memory): a config beyond that is an error
 // naming the job.
-absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& config);
+// The congestion threshold counts queued packets, as BMv2's enq_qdepth does,
+// when `queue_cell_bytes` is 0. A Tofino counts its queues in buffer cells:
+// give its cell size, from the chip's documentation, and the threshold
+// becomes cells, each queued packet counted as the widest frame of the
+// switch's jobs. Either way it must fit the programs' 19-bit threshold.
+absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& config,
+                                              uint32_t queue_cell_bytes = 0);
 inline constexpr int kP4MaxMembers = 32;
+inline constexpr uint32_t kP4MaxThreshold = (1u << 19) - 1;  // enq_qdepth is 19 bits
 // The same entries as simple_switch_CLI commands (table_set_default,
 // table_add, mc_mgrp_create, mc_node_create, mc_node_associate), for a BMv2
 // switch running p4/v1model/grid.p4 whose tables are still empty.

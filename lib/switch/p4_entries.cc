@@ -1,6 +1,7 @@
 // grid-switch/1 tables as entries for both P4 programs (one entry file, the
 // same table, action and parameter names), and those entries as
 // simple_switch_CLI commands for BMv2.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -108,10 +109,34 @@ void AddAggregate(uint16_t id, const JobEntry& job, Ordered& entries, Ordered& g
   groups.push_back({{"group", id}, {"replicas", replicas}});
 }
 
+// The threshold in the target's queue units: packets, or cells of
+// `cell_bytes` with every queued packet as wide as the switch's widest frame
+// (a queue of full frames marks at the same depth as on grid-switch).
+absl::StatusOr<uint32_t> P4Threshold(const SwitchConfig& c, uint32_t cell_bytes) {
+  uint64_t threshold = c.congestion_threshold;
+  if (cell_bytes > 0) {
+    uint16_t widest = wire::kDefaultElements;
+    for (const auto& [id, job] : c.jobs) {
+      if (job.aggregate) widest = std::max(widest, job.aggregate->elements);
+    }
+    threshold *= (wire::FrameBytes(widest) + cell_bytes - 1) / cell_bytes;
+  }
+  if (threshold > kP4MaxThreshold) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "switch \"%s\": congestion_threshold %d packets is %d %s; the P4 programs' threshold "
+        "holds at most %d",
+        c.name, c.congestion_threshold, threshold, cell_bytes > 0 ? "cells" : "packets",
+        kP4MaxThreshold));
+  }
+  return static_cast<uint32_t>(threshold);
+}
+
 }  // namespace
 
-absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
+absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c, uint32_t queue_cell_bytes) {
   if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
+  auto threshold = P4Threshold(c, queue_cell_bytes);
+  if (!threshold.ok()) return threshold.status();
   Ordered doc;
   doc["format"] = "grid-p4-entries/1";
   doc["switch"] = c.name;
@@ -122,7 +147,7 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c) {
        Entry("GridEgress.egress_identity", Ordered::object(), "set_egress_identity",
              {{"ip", wire::IpToString(c.ip)},
               {"mac", wire::MacToString(c.mac)},
-              {"threshold", c.congestion_threshold}})});
+              {"threshold", *threshold}})});
   Ordered entries = Ordered::array();
   AddRoutes(c, entries);
   Ordered groups = Ordered::array();

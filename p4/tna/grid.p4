@@ -712,8 +712,8 @@ control GridEgress(inout egress_headers_t hdr, inout egress_meta_t meta,
                    inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     bit<32> switch_ip = 0;
     bit<48> switch_mac = 0;
-    // In queue cells (80 bytes on Tofino 2), not packets. The control plane
-    // passes the table file's threshold unchanged (docs/switch.md, "Tofino").
+    // In queue cells, not packets: grid-tables --p4 --queue-cell-bytes=N
+    // converts the table file's threshold (docs/switch.md, "Tofino").
     bit<19> congestion_threshold = 64;
 
     action set_egress_identity(bit<32> ip, bit<48> mac, bit<19> threshold) {

@@ -208,6 +208,19 @@ std::vector<std::string> P4TableKeys(const std::string& source, const std::strin
 // One entry file feeds both P4 programs: every table, match field, action
 // and parameter that ConfigToP4Entries writes exists, by that name and in
 // that order, in p4/v1model/grid.p4 and in p4/tna/grid.p4.
+// ConfigToP4Entries refuses a threshold beyond kP4MaxThreshold: it must be
+// what both programs' threshold parameter holds.
+TEST(P4Programs, ThresholdWidthMatchesTheEntriesLimit) {
+  for (const std::string program : {"p4/v1model/grid.p4", "p4/tna/grid.p4"}) {
+    const std::string src = ReadSource(program);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        src, m, std::regex("action\\s+set_egress_identity\\([^)]*bit<(\\d+)>\\s+threshold\\)")))
+        << program;
+    EXPECT_EQ((uint64_t{1} << std::stoi(m[1])) - 1, grid::sw::kP4MaxThreshold) << program;
+  }
+}
+
 TEST(P4Programs, EntriesMatchBothPrograms) {
   grid::testing::Job job =
       grid::testing::MakeJob("testbed", "grid", 8, 1, 256, grid::wire::kDefaultElements);

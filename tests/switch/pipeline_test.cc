@@ -1,5 +1,6 @@
 #include <array>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "aggregation/elements.h"
 #include "fabric.h"
@@ -837,6 +838,34 @@ TEST(SwitchConfig, P4Entries) {
   SwitchConfig high_bit = s2;
   high_bit.jobs.begin()->second.aggregate->members[0].bit = 40;
   EXPECT_THAT(ConfigToP4Entries(high_bit).status().message(), HasSubstr("bit 40"));
+}
+
+// BMv2 counts queued packets; a Tofino counts cells. With a cell size the
+// threshold becomes cells, each queued packet counted as the widest frame
+// (332 bytes for 64 elements: 5 cells of 80 bytes, 3 of 128).
+TEST(SwitchConfig, P4ThresholdsCountPacketsOrTofinoCells) {
+  Job job = testing::MakeJob("testbed", "switchml", 8, 1, 256, wire::kDefaultElements);
+  SwitchConfig s2 = job.configs.at(job.node("S2"));
+  s2.congestion_threshold = 40;
+  auto threshold = [](const absl::StatusOr<std::string>& text) -> int64_t {
+    if (!text.ok()) return -1;
+    const auto doc = nlohmann::json::parse(*text);
+    for (const auto& e : doc["default_actions"]) {
+      if (e["action"] == "set_egress_identity") return e["params"]["threshold"].get<int64_t>();
+    }
+    return -2;
+  };
+  EXPECT_EQ(threshold(ConfigToP4Entries(s2)), 40);
+  EXPECT_EQ(threshold(ConfigToP4Entries(s2, 80)), 200);
+  EXPECT_EQ(threshold(ConfigToP4Entries(s2, 128)), 120);
+  EXPECT_EQ(threshold(ConfigToP4Entries(s2, 4096)), 40);  // a frame in one cell
+  // Beyond the programs' 19-bit threshold: named, not truncated.
+  s2.congestion_threshold = 200000;
+  EXPECT_EQ(threshold(ConfigToP4Entries(s2)), 200000);
+  auto too_deep = ConfigToP4Entries(s2, 80);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_THAT(too_deep.status().message(), HasSubstr("switch \"S2\""));
+  EXPECT_THAT(too_deep.status().message(), HasSubstr("1000000 cells"));
 }
 
 TEST(SwitchConfig, BuiltFromAPlan) {
