@@ -7,7 +7,7 @@
 //
 //   allreduce_perf [--min-bytes=4096] [--max-bytes=1048576] [--factor=4]
 //                  [--iters=3] [--warmup=5] [--ring=true] [--gloo=ADDRESS|worker]
-//                  [--mpi=false] [--tx-interface=IF]
+//                  [--mpi=false] [--tx-interface=IF] [--buckets=1]
 //
 // Rows: size and count (float32), redop, root (-1: none), the time per
 // operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
@@ -22,12 +22,18 @@
 // ring's 2(n-1)/n of the data, which is what its algorithm sends, and MPI's
 // is not shown.
 //
+// --buckets=N issues GRID's allreduce of each size as N operations of about
+// equal size in one group, as a data-parallel trainer hands over its
+// gradient buckets; operations above the fusion size are then chained
+// (docs/worker.md, "Chained operations"). The peers run one operation.
+//
 // Five warm-up runs per size by default, as nccl-tests: on memif the first
 // passes through each ring's shared buffers fault their pages in (several
 // hundred ms for a 1 MiB allreduce on this testbed), a cost of the process's
 // start, not of the allreduce.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -115,6 +121,27 @@ std::string Bytes(double sent) {
 
 using AllReduceFn = std::function<absl::Status(std::vector<float>&)>;
 
+// GRID's allreduce of `v` in place: one operation, or `buckets` of about
+// equal size in one group.
+absl::Status GridAllReduce(grid::Communicator& c, std::vector<float>& v, int buckets,
+                           absl::Duration timeout) {
+  using grid::DataType;
+  if (buckets <= 1) return c.AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32);
+  if (absl::Status s = c.GroupStart(); !s.ok()) return s;
+  const size_t per = (v.size() + buckets - 1) / buckets;
+  std::vector<grid::Work> work;
+  absl::Status status;
+  for (size_t at = 0; at < v.size() && status.ok(); at += per) {
+    auto w = c.AllReduceAsync(v.data() + at, v.data() + at, std::min(per, v.size() - at),
+                              DataType::kFloat32);
+    if (w.ok()) work.push_back(*std::move(w));
+    status.Update(w.status());
+  }
+  status.Update(c.GroupEnd());
+  for (grid::Work& w : work) status.Update(w.Wait(timeout));
+  return status;
+}
+
 // Each size: `warmup` runs, then `iters` timed ones, each on freshly filled
 // data, counting wrong elements. `bytes_sent` (a running count; may be
 // empty) gives the bytes sent per operation.
@@ -150,16 +177,17 @@ int main(int argc, char** argv) {
   using namespace grid;
   const tools::Flags flags(
       "allreduce_perf", argc, argv,
-      {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring", "gloo", "mpi",
-       "tx-interface"},
+      {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring", "gloo", "mpi", "tx-interface",
+       "buckets"},
       "usage: allreduce_perf [--min-bytes=N] [--max-bytes=N] [--factor=F] [--iters=N]\n"
       "                      [--warmup=N] [--ring=true|false] [--gloo=ADDRESS|worker]\n"
-      "                      [--mpi=true|false] [--tx-interface=IF]\n"
+      "                      [--mpi=true|false] [--tx-interface=IF] [--buckets=1]\n"
       "--gloo runs Gloo's ring allreduce too, over TCP bound to ADDRESS (127.0.0.1: loopback;\n"
       "  worker: this rank's address in its worker config)\n"
       "--mpi runs MPI_Allreduce too (start every rank with mpirun, "
       "GRID_RANK=$OMPI_COMM_WORLD_RANK)\n"
-      "--tx-interface counts every column's bytes sent on interface IF's transmit counter\n");
+      "--tx-interface counts every column's bytes sent on interface IF's transmit counter\n"
+      "--buckets=N runs GRID's allreduce of each size as N operations in one group\n");
   const int64_t min_bytes = flags.Int("min-bytes", 4096, 4, 1ll << 32);
   const int64_t max_bytes = flags.Int("max-bytes", 1 << 20, 4, 1ll << 32);
   const int64_t factor = flags.Int("factor", 4, 2, 1024);
@@ -169,6 +197,7 @@ int main(int argc, char** argv) {
   std::string gloo_address = flags.Get("gloo").value_or("");
   const bool mpi = flags.Get("mpi") && flags.Bool("mpi");
   const std::string tx_interface = flags.Get("tx-interface").value_or("");
+  const int buckets = static_cast<int>(flags.Int("buckets", 1, 1, 1024));
 
   auto options = Communicator::OptionsFromEnvironment();
   if (!options.ok()) flags.Fail(std::string(options.status().message()));
@@ -253,7 +282,7 @@ int main(int argc, char** argv) {
   if (!comm.ok()) flags.Fail(std::string(comm.status().message()));
   grid_rows = measure(
       [&](std::vector<float>& v) {
-        return (*comm)->AllReduce(v.data(), v.data(), v.size(), DataType::kFloat32);
+        return GridAllReduce(**comm, v, buckets, options->engine.timeout);
       },
       [&] { return (*comm)->stats().bytes_sent; });
   struct Peer {
@@ -274,6 +303,8 @@ int main(int argc, char** argv) {
               world, iters, warmup);
   std::printf("# rank 0's transport: %s; %d elements per frame, a pool of %d slots\n",
               describe.c_str(), config->elements, config->slots);
+  if (buckets > 1)
+    std::printf("# GRID: each size as %d operations in one group (--buckets)\n", buckets);
   if (!gloo_address.empty())
     std::printf("# gloo: gloo::allreduce (ring) over TCP on %s%s\n", gloo_address.c_str(),
                 interface_sent ? "" : "; its sent(B) is 2(n-1)/n of the data");
