@@ -71,6 +71,7 @@ struct Job {
   std::map<topology::NodeId, sw::SwitchConfig> switches;
   std::vector<control::WorkerConfig> workers;
   control::RootConfig root;
+  uint64_t bdp_bytes = 0;  // the pool's bandwidth-delay product (control::PlanBdpBytes)
 };
 
 template <typename T>
@@ -123,14 +124,19 @@ Job PlanJob(const tools::Flags& flags) {
   // take, and a pool for it that holds the bandwidth-delay product
   // (control::ChooseFrames).
   const absl::Duration rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
-  const uint64_t bdp = Check(control::PlanBdpBytes(j.topology, j.plan, rtt), flags);
+  j.bdp_bytes = Check(control::PlanBdpBytes(j.topology, j.plan, rtt), flags);
   uint32_t max_slots = control::PoolLimit(j.topology, j.plan, j.params.slot_base);
   if (flags.String("switch", "grid") == "bmv2") {
     max_slots = std::min<uint32_t>(
         max_slots, j.params.slot_base < sw::kP4MaxSlots ? sw::kP4MaxSlots - j.params.slot_base : 0);
   }
-  const control::FrameChoice frames =
-      Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags), bdp, max_slots), flags);
+  if (max_slots == 0) {
+    flags.Fail(absl::StrFormat(
+        "no slots for the job's pool: the aggregation switches have none above --slot-base=%d",
+        j.params.slot_base));
+  }
+  const control::FrameChoice frames = Check(
+      control::ChooseFrames(PathMtu(flags), SwitchElements(flags), j.bdp_bytes, max_slots), flags);
   j.params.slots = flags.String("slots", "auto") == "auto"
                        ? frames.slots
                        : static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
@@ -225,6 +231,10 @@ void PrintPredictions(const Job& job, const std::string& store_spec) {
   std::printf("grid-controller: %s planned %zu workers, %zu switches, root %s; published to %s\n",
               job.plan.planner.c_str(), job.workers.size(), job.switches.size(),
               job.topology.node(job.root.node).name.c_str(), store_spec.c_str());
+  std::printf(
+      "grid-controller: frames of %d elements, a pool of %u slots (bandwidth-delay product %llu "
+      "bytes)\n",
+      job.params.elements, job.params.slots, static_cast<unsigned long long>(job.bdp_bytes));
   for (const planner::Model model : {planner::Model::kLinks, planner::Model::kPaper}) {
     if (auto e = planner::Evaluate(job.topology, job.plan, model); e.ok()) {
       std::printf("grid-controller: model %s predicts a min rate of %.6f Gbps per worker\n",
