@@ -121,29 +121,29 @@ Job PlanJob(const tools::Flags& flags) {
   j.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
   j.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
   // "auto", the default: the widest frame the paths' MTU and the switches
-  // take, and a pool for it that holds the bandwidth-delay product
-  // (control::ChooseFrames).
+  // take (control::ChooseFrames), and a pool for the job's width that holds
+  // the bandwidth-delay product within the switches' memory
+  // (control::PoolSlots).
+  j.params.elements =
+      flags.String("elements", "auto") == "auto"
+          ? Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags)), flags).elements
+          : static_cast<uint16_t>(
+                flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
   const absl::Duration rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
   j.bdp_bytes = Check(control::PlanBdpBytes(j.topology, j.plan, rtt), flags);
-  uint32_t max_slots = control::PoolLimit(j.topology, j.plan, j.params.slot_base);
-  if (flags.String("switch", "grid") == "bmv2") {
-    max_slots = std::min<uint32_t>(
-        max_slots, j.params.slot_base < sw::kP4MaxSlots ? sw::kP4MaxSlots - j.params.slot_base : 0);
+  if (flags.String("slots", "auto") == "auto") {
+    uint32_t max_slots = Check(control::PoolLimit(j.topology, j.plan, j.params.slot_base), flags);
+    if (flags.String("switch", "grid") == "bmv2") {
+      if (j.params.slot_base >= sw::kP4MaxSlots) {
+        flags.Fail(absl::StrFormat("--slot-base=%d: the P4 programs have %d slots",
+                                   j.params.slot_base, sw::kP4MaxSlots));
+      }
+      max_slots = std::min<uint32_t>(max_slots, sw::kP4MaxSlots - j.params.slot_base);
+    }
+    j.params.slots = control::PoolSlots(j.params.elements, j.bdp_bytes, max_slots);
+  } else {
+    j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
   }
-  if (max_slots == 0) {
-    flags.Fail(absl::StrFormat(
-        "no slots for the job's pool: the aggregation switches have none above --slot-base=%d",
-        j.params.slot_base));
-  }
-  const control::FrameChoice frames = Check(
-      control::ChooseFrames(PathMtu(flags), SwitchElements(flags), j.bdp_bytes, max_slots), flags);
-  j.params.slots = flags.String("slots", "auto") == "auto"
-                       ? frames.slots
-                       : static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
-  j.params.elements = flags.String("elements", "auto") == "auto"
-                          ? frames.elements
-                          : static_cast<uint16_t>(flags.Int("elements", wire::kDefaultElements, 1,
-                                                            wire::kMaxElements));
   j.switches = Check(control::BuildSwitchConfigs(j.topology, j.plan, j.params), flags);
   j.workers = Check(control::BuildWorkerConfigs(j.topology, j.plan, j.params), flags);
   j.root = Check(control::BuildRootConfig(j.topology, j.plan, j.params), flags);

@@ -110,11 +110,15 @@ class Communicator {
                                       ReduceOp op = ReduceOp::kSum,
                                       const AllreduceOptions& options = {});
 
-  // Fusion: the operations issued between GroupStart and GroupEnd (async
-  // ones) are handed over together, and consecutive small ones of one type
-  // travel as one (EngineOptions::fusion_bytes). Every rank must group
-  // the same operations, so fusion is decided by the program, never by
-  // timing.
+  // Fusion and chaining: the operations issued between GroupStart and
+  // GroupEnd (async ones) are handed over together; consecutive small ones
+  // of one type travel as one (EngineOptions::fusion_bytes), and
+  // consecutive float ones are chained, the earlier agreeing the later's
+  // first exponents so it sends fewer probes (docs/worker.md, "Chained
+  // operations"). Both change what a rank sends, so every rank must group
+  // the same operations: grouping is decided by the program, never by
+  // timing, and a rank that grouped differently from the others stalls the
+  // job until its operations time out.
   absl::Status GroupStart();
   absl::Status GroupEnd();
 

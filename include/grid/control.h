@@ -48,13 +48,18 @@ struct FrameChoice {
 // (wire::kMaxElements for grid-switch, wire::kDefaultElements for the P4
 // programs).
 // `bdp_bytes`: the bytes a rank keeps in flight at its planned rate
-// (PlanBdpBytes); the pool holds at least that many frames. 0: unknown.
+// (PlanBdpBytes); the pool holds that many bytes in whole frames. 0: unknown.
 // `max_slots`: the most slots the aggregation switches give the job
 // (PoolLimit); the pool never exceeds it.
 // The error names the MTU when not one element fits.
 absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements,
                                          uint64_t bdp_bytes = 0,
                                          uint32_t max_slots = wire::kMaxSlots);
+// The pool ChooseFrames gives frames of `elements` (also for a width the
+// job names itself): at least 64 KiB of payload, from 128 to 256 slots, or
+// the bandwidth-delay product in frames if that is more, and at most
+// `max_slots`.
+uint32_t PoolSlots(uint16_t elements, uint64_t bdp_bytes, uint32_t max_slots = wire::kMaxSlots);
 
 // The largest bandwidth-delay product of the plan's ranks: the rate the
 // flow model gives each (links regime) times its round trip to the root and
@@ -63,11 +68,12 @@ absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elemen
 absl::StatusOr<uint64_t> PlanBdpBytes(const topology::Topology& topology, const planner::Plan& plan,
                                       absl::Duration rtt = absl::ZeroDuration());
 
-// The most slots a job's pool may have on the plan's switches, from their
-// aggregator memory above `slot_base` (a best-effort job takes up to one pool
-// per aggregator at a switch).
-uint32_t PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
-                   uint32_t slot_base);
+// The most slots a job's pool may have on the plan's switches: their
+// aggregator memory above `slot_base`, shared by the pools the job takes at
+// each (one as an aggregator, and one per best-effort aggregator it
+// completes chunks for). An error names a switch that has no room for one.
+absl::StatusOr<uint32_t> PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
+                                   uint32_t slot_base);
 
 // Adds the tables of another job to `into`, switch by switch: for jobs that
 // share switches. Errors name the switch and what clashes: the same job id, a

@@ -56,16 +56,19 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& 
   auto plan = (*created)->Plan(*topo, *job);
   if (!plan.ok()) return plan.status();
   control::JobParams params = control.job;
-  if (params.elements == 0 || params.slots == 0) {
-    // As grid-controller chooses them, with the topology's latencies for
-    // the round trip.
+  if (params.elements == 0) {
+    auto frames = control::ChooseFrames(control.path_mtu, wire::kMaxElements);
+    if (!frames.ok()) return frames.status();
+    params.elements = frames->elements;
+  }
+  if (params.slots == 0) {
+    // As grid-controller chooses them, for the job's width, with the
+    // topology's latencies for the round trip.
     auto bdp = control::PlanBdpBytes(*topo, *plan);
     if (!bdp.ok()) return bdp.status();
-    auto frames = control::ChooseFrames(control.path_mtu, wire::kMaxElements, *bdp,
-                                        control::PoolLimit(*topo, *plan, params.slot_base));
-    if (!frames.ok()) return frames.status();
-    if (params.elements == 0) params.elements = frames->elements;
-    if (params.slots == 0) params.slots = frames->slots;
+    auto max_slots = control::PoolLimit(*topo, *plan, params.slot_base);
+    if (!max_slots.ok()) return max_slots.status();
+    params.slots = control::PoolSlots(params.elements, *bdp, *max_slots);
   }
   if (params.token == 0) {
     auto token = control::NewToken();

@@ -3,7 +3,7 @@
 // (docs/worker.md, "Frame width and pool").
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -11,21 +11,8 @@
 
 namespace grid::control {
 
-absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements,
-                                         uint64_t bdp_bytes, uint32_t max_slots) {
-  // Wider frames cost less per byte: fewer headers (76 bytes each) and fewer
-  // packets through every switch and host. Multiples of 32 keep the
-  // quantize loops on whole vectors.
-  uint16_t elements = std::min(switch_elements, wire::MaxElementsForMtu(path_mtu));
-  if (elements == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("MTU %d: a GRID frame needs an IP packet of at least %d bytes", path_mtu,
-                        wire::FrameBytes(1) - sizeof(wire::EthernetHeader)));
-  }
-  if (max_slots == 0) {
-    return absl::InvalidArgumentError("max_slots = 0: the aggregation switches have no slots");
-  }
-  if (elements >= 32) elements -= elements % 32;
+uint32_t PoolSlots(uint16_t elements, uint64_t bdp_bytes, uint32_t max_slots) {
+  elements = std::max<uint16_t>(elements, 1);
   // The pool bounds the window: at least 64 KiB of payload, as 256 slots of
   // 64 elements hold, and at least 128 slots. A float operation's probes,
   // one per slot, are header-only, so a wide frame's pool costs them little;
@@ -40,7 +27,26 @@ absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elemen
   // bandwidth-delay product in whole frames.
   const uint64_t frame = wire::FrameBytes(elements);
   slots = std::max<uint64_t>(slots, (bdp_bytes + frame - 1) / frame);
-  return FrameChoice{elements, static_cast<uint32_t>(std::min<uint64_t>(slots, max_slots))};
+  return static_cast<uint32_t>(std::min<uint64_t>(slots, max_slots));
+}
+
+absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elements,
+                                         uint64_t bdp_bytes, uint32_t max_slots) {
+  // Wider frames cost less per byte: fewer headers (76 bytes each) and fewer
+  // packets through every switch and host. Multiples of 32 keep the
+  // quantize loops on whole vectors.
+  uint16_t elements = std::min(switch_elements, wire::MaxElementsForMtu(path_mtu));
+  if (elements == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("MTU %d: a GRID frame needs an IP packet of at least %d bytes", path_mtu,
+                        wire::FrameBytes(1) - sizeof(wire::EthernetHeader)));
+  }
+  if (max_slots == 0) {
+    return absl::InvalidArgumentError(
+        "max_slots = 0: the aggregation switches have no slots left for the job's pool");
+  }
+  if (elements >= 32) elements -= elements % 32;
+  return FrameChoice{elements, PoolSlots(elements, bdp_bytes, max_slots)};
 }
 
 absl::StatusOr<uint64_t> PlanBdpBytes(const topology::Topology& topology, const planner::Plan& plan,
@@ -69,26 +75,32 @@ absl::StatusOr<uint64_t> PlanBdpBytes(const topology::Topology& topology, const 
   return static_cast<uint64_t>(std::ceil(most));
 }
 
-uint32_t PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
-                   uint32_t slot_base) {
-  const std::vector<planner::Aggregator> aggregators = planner::Aggregators(plan);
-  // A best-effort job takes a pool at a switch for itself and one for each
-  // aggregator it completes chunks for (on that aggregator's way to the
-  // root): at most one per aggregator.
-  const auto pools = plan.best_effort ? std::max<uint32_t>(1, aggregators.size()) : 1;
-  std::set<topology::NodeId> holders;
-  for (const planner::Aggregator& a : aggregators) {
-    holders.insert(a.node);
-    if (plan.best_effort && a.to_root != nullptr) {
-      holders.insert(a.to_root->nodes.begin(), a.to_root->nodes.end());
+absl::StatusOr<uint32_t> PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
+                                   uint32_t slot_base) {
+  if (absl::Status st = planner::ValidatePlan(topology, plan); !st.ok()) return st;
+  // The pools a switch holds for the job (BuildSwitchConfigs): its own as an
+  // aggregator, pool 0, and one after it for each best-effort aggregator it
+  // completes chunks for (AtpProxy), whose pool numbers start at 1 whether
+  // or not it aggregates.
+  std::map<topology::NodeId, uint32_t> pools;
+  for (const planner::Aggregator& a : planner::Aggregators(plan)) {
+    pools[a.node] = std::max<uint32_t>(pools[a.node], 1);
+    if (topology::NodeId proxy = AtpProxy(topology, plan, a); proxy != topology::kNoNode) {
+      pools[proxy] = std::max<uint32_t>(pools[proxy], 1) + 1;
     }
   }
   uint32_t limit = wire::kMaxSlots;
-  for (topology::NodeId n : holders) {
-    const topology::Node& node = topology.node(n);
-    if (!node.is_switch() || !node.programmable) continue;
-    const auto memory = static_cast<uint32_t>(std::max(0, node.slots));
-    limit = std::min(limit, memory > slot_base ? (memory - slot_base) / pools : 0);
+  for (const auto& [node, count] : pools) {
+    const topology::Node& n = topology.node(node);
+    const auto memory = static_cast<uint32_t>(std::max(0, n.slots));
+    const uint32_t fits = memory > slot_base ? (memory - slot_base) / count : 0;
+    if (fits == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "switch \"%s\": %d slots of aggregator memory hold no pool of the job above slot_base "
+          "%d (it needs %d pools there)",
+          n.name, memory, slot_base, count));
+    }
+    limit = std::min(limit, fits);
   }
   return limit;
 }

@@ -76,9 +76,12 @@ std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
     // as it has data chunks without a chunk a pool ahead, so those
     // exponents are agreed while its data is on the wire, and probes cover
     // only the rest of the first pool (WireOp::next).
-    if (w->quantized && !out.empty() && out.back()->quantized) {
-      out.back()->next = w;
-      w->probe_base = std::min(w->probes, out.back()->chunks);
+    // An empty operation in between has no chunks to propose with: the
+    // chain passes over it.
+    auto prev = std::find_if(out.rbegin(), out.rend(), [](const auto& o) { return o->chunks > 0; });
+    if (w->quantized && prev != out.rend() && (*prev)->quantized) {
+      (*prev)->next = w;
+      w->probe_base = std::min(w->probes, (*prev)->chunks);
       w->probes -= w->probe_base;
     }
     w->max_exponent = numerics::MaxBlockExponent(w->pieces.front().op->type);

@@ -150,8 +150,9 @@ void Engine::FailExpired(absl::Time now) {
       if (first == w->total()) first = static_cast<uint32_t>(next_pos_ - r.base);
     }
     auto describe = [&](uint32_t index) {
-      return index < w->probes ? absl::StrFormat("probe %d", index)
-                               : absl::StrFormat("chunk %d", index - w->probes);
+      return index < w->probes
+                 ? absl::StrFormat("probe %d (for chunk %d)", index, w->probe_base + index)
+                 : absl::StrFormat("chunk %d", index - w->probes);
     };
     ++stats_.timeouts;
     const uint64_t id = w->pieces.front().op->id;

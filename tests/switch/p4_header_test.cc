@@ -205,9 +205,6 @@ std::vector<std::string> P4TableKeys(const std::string& source, const std::strin
   return keys;
 }
 
-// One entry file feeds both P4 programs: every table, match field, action
-// and parameter that ConfigToP4Entries writes exists, by that name and in
-// that order, in p4/v1model/grid.p4 and in p4/tna/grid.p4.
 // ConfigToP4Entries refuses a threshold beyond kP4MaxThreshold: it must be
 // what both programs' threshold parameter holds.
 TEST(P4Programs, ThresholdWidthMatchesTheEntriesLimit) {
@@ -221,6 +218,9 @@ TEST(P4Programs, ThresholdWidthMatchesTheEntriesLimit) {
   }
 }
 
+// One entry file feeds both P4 programs: every table, match field, action
+// and parameter that ConfigToP4Entries writes exists, by that name and in
+// that order, in p4/v1model/grid.p4 and in p4/tna/grid.p4.
 TEST(P4Programs, EntriesMatchBothPrograms) {
   grid::testing::Job job =
       grid::testing::MakeJob("testbed", "grid", 8, 1, 256, grid::wire::kDefaultElements);

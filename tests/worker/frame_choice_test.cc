@@ -86,15 +86,21 @@ TEST(ChooseFrames, APoolHoldsTheBandwidthDelayProductUpToWhatTheSwitchesHave) {
   // Capped by the switches' memory, even below the floor.
   EXPECT_EQ(ChooseFrames(1500, wire::kDefaultElements, kBdp, 300)->slots, 300u);
   EXPECT_EQ(ChooseFrames(1500, wire::kDefaultElements, 0, 100)->slots, 100u);
+  // The same rule for a width the job names itself.
+  EXPECT_EQ(PoolSlots(64, kBdp), 377u);
+  EXPECT_EQ(PoolSlots(352, 0), 128u);
+  EXPECT_EQ(PoolSlots(64, kBdp, 200), 200u);
   auto none = ChooseFrames(1500, wire::kDefaultElements, kBdp, 0);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("max_slots"), std::string::npos) << none.status();
 }
 
-planner::Plan RackPlan(const topology::Topology& topo) {
-  auto job = planner::MakeJob(topo, 8, std::nullopt, 1);
+planner::Plan PlanOf(const topology::Topology& topo, const std::string& planner, int workers) {
+  auto job = planner::MakeJob(topo, workers, std::nullopt, 1);
   EXPECT_TRUE(job.ok()) << job.status();
-  auto p = planner::PlannerRegistry::WithBuiltins().Create("switchml");
+  planner::PlannerOptions options;
+  options.atp_best_effort = true;
+  auto p = planner::PlannerRegistry::WithBuiltins().Create(planner, options);
   EXPECT_TRUE(p.ok()) << p.status();
   auto plan = (*p)->Plan(topo, *job);
   EXPECT_TRUE(plan.ok()) << plan.status();
@@ -107,7 +113,7 @@ planner::Plan RackPlan(const topology::Topology& topo) {
 TEST(PlanBdpBytes, IsTheRateTimesTheRoundTripToTheRoot) {
   auto topo = topology::GenerateTopology("rack:hosts=9,lat=5");
   ASSERT_TRUE(topo.ok()) << topo.status();
-  const planner::Plan plan = RackPlan(*topo);
+  const planner::Plan plan = PlanOf(*topo, "switchml", 8);
   auto bdp = PlanBdpBytes(*topo, plan);
   ASSERT_TRUE(bdp.ok()) << bdp.status();
   EXPECT_NEAR(static_cast<double>(*bdp), 250000, 1);
@@ -116,14 +122,43 @@ TEST(PlanBdpBytes, IsTheRateTimesTheRoundTripToTheRoot) {
   EXPECT_NEAR(static_cast<double>(*measured), 625000, 1);
 }
 
-// The pool fits every aggregating switch's memory above the job's base.
-TEST(PoolLimit, IsTheAggregatorsMemoryAboveTheBase) {
+// PoolLimit is the largest pool the switch tables take: BuildSwitchConfigs
+// accepts it and refuses one slot more. A best-effort (ATP) job takes a pool
+// per aggregator that a switch completes chunks for, after its own.
+TEST(PoolLimit, IsTheLargestPoolTheSwitchTablesTake) {
+  struct Case {
+    const char* topology;
+    const char* planner;
+    int workers;
+  };
+  for (const Case& c :
+       {Case{"rack:hosts=9,slots=3000", "switchml", 8}, Case{"testbed:slots=3000", "switchml", 8},
+        Case{"testbed:slots=3000", "atp", 8}, Case{"fattree:k=4,slots=3000", "atp", 12}}) {
+    SCOPED_TRACE(std::string(c.topology) + " " + c.planner);
+    auto topo = topology::GenerateTopology(c.topology);
+    ASSERT_TRUE(topo.ok()) << topo.status();
+    const planner::Plan plan = PlanOf(*topo, c.planner, c.workers);
+    for (uint32_t base : {0u, 1000u}) {
+      auto limit = PoolLimit(*topo, plan, base);
+      ASSERT_TRUE(limit.ok()) << limit.status();
+      ASSERT_GT(*limit, 0u);
+      JobParams job;
+      job.job_id = 1;
+      job.token = 9;
+      job.elements = 64;
+      job.slot_base = base;
+      job.slots = *limit;
+      EXPECT_TRUE(BuildSwitchConfigs(*topo, plan, job).ok()) << base << ": " << *limit;
+      job.slots = *limit + 1;
+      EXPECT_FALSE(BuildSwitchConfigs(*topo, plan, job).ok()) << base << ": " << *limit + 1;
+    }
+  }
+  // No room for one pool: the error names the switch.
   auto topo = topology::GenerateTopology("rack:hosts=9,slots=3000");
-  ASSERT_TRUE(topo.ok()) << topo.status();
-  const planner::Plan plan = RackPlan(*topo);
-  EXPECT_EQ(PoolLimit(*topo, plan, 0), 3000u);
-  EXPECT_EQ(PoolLimit(*topo, plan, 1000), 2000u);
-  EXPECT_EQ(PoolLimit(*topo, plan, 3000), 0u);
+  ASSERT_TRUE(topo.ok());
+  auto none = PoolLimit(*topo, PlanOf(*topo, "switchml", 8), 3000);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("switch \"tor\""), std::string::npos) << none.status();
 }
 
 }  // namespace

@@ -36,9 +36,14 @@ std::vector<int32_t> IntInput(int rank, size_t n) {
 
 // What one job computes: the float sums of several sizes (fewer chunks than
 // slots, where a probe and its data chunk fall in different lanes, and many
-// pools' worth), an int32 sum, and a fused group of small tensors.
+// pools' worth), an int32 sum, a fused group of small tensors, and a group
+// of float tensors whose wire operations are chained (docs/worker.md,
+// "Chained operations"): a large one, a small one fused on its own (fewer
+// chunks than slots), and a large one, so proposals for a chunk come from
+// another operation's chunk in another slot, and lane.
 struct Results {
   std::vector<std::vector<std::vector<float>>> floats;   // by size, by rank
+  std::vector<std::vector<std::vector<float>>> chained;  // by rank, by tensor
   std::vector<std::vector<int32_t>> ints;                // by rank
   std::vector<std::vector<std::vector<int32_t>>> fused;  // by rank, by tensor
   uint64_t first_sends = 0;                              // packets sent, less retransmissions
@@ -49,6 +54,7 @@ struct Results {
 constexpr size_t kFloatSizes[] = {1, 1000, 64 * 63 + 5, 64 * 700 + 11};
 constexpr size_t kIntSize = 64 * 300 + 7;
 constexpr int kFused = 12;
+constexpr size_t kChainedSizes[] = {64 * 300 + 5, 64 * 30 - 3, 64 * 301};
 
 Results RunJob(testing::ClusterOptions o) {
   o.comm.engine.timeout = absl::Seconds(60);
@@ -58,6 +64,7 @@ Results RunJob(testing::ClusterOptions o) {
   res.floats.resize(std::size(kFloatSizes));
   res.ints.resize(world);
   res.fused.resize(world);
+  res.chained.resize(world);
   for (size_t s = 0; s < std::size(kFloatSizes); ++s) {
     res.floats[s].assign(world, std::vector<float>(kFloatSizes[s]));
   }
@@ -80,6 +87,19 @@ Results RunJob(testing::ClusterOptions o) {
       res.fused[r][k].resize(20 + k);
       work.push_back(
           *c.AllReduceAsync(small_in[k].data(), res.fused[r][k].data(), 20 + k, DataType::kInt32));
+    }
+    ASSERT_TRUE(c.GroupEnd().ok());
+    for (Work& w : work) ASSERT_TRUE(w.Wait(absl::Seconds(60)).ok());
+    std::vector<std::vector<float>> chained_in;
+    res.chained[r].resize(std::size(kChainedSizes));
+    work.clear();
+    ASSERT_TRUE(c.GroupStart().ok());
+    for (size_t k = 0; k < std::size(kChainedSizes); ++k) {
+      chained_in.push_back(FloatInput(r * 7 + static_cast<int>(k), kChainedSizes[k]));
+      for (float& x : chained_in.back()) x = std::ldexp(x, 10 * static_cast<int>(k) - 10);
+      res.chained[r][k].resize(kChainedSizes[k]);
+      work.push_back(*c.AllReduceAsync(chained_in[k].data(), res.chained[r][k].data(),
+                                       kChainedSizes[k], DataType::kFloat32));
     }
     ASSERT_TRUE(c.GroupEnd().ok());
     for (Work& w : work) ASSERT_TRUE(w.Wait(absl::Seconds(60)).ok());
@@ -124,6 +144,7 @@ TEST_P(Threads, GiveTheSumsOfSingleThreadedRanksBitForBit) {
   for (size_t r = 0; r < many.ints.size(); ++r) {
     ASSERT_EQ(many.ints[r], expected) << "rank " << r;
     ASSERT_EQ(many.fused[r], one.fused[r]) << "rank " << r;
+    ASSERT_EQ(many.chained[r], one.chained[r]) << "rank " << r;
   }
   // The same chunks went out (a stall probe may resend some, in either run).
   EXPECT_EQ(many.first_sends, one.first_sends);
@@ -153,6 +174,7 @@ TEST(ThreadsUnderFaults, SurviveLossDuplicationAndReordering) {
   EXPECT_EQ(faulty.floats, clean.floats);
   EXPECT_EQ(faulty.ints, clean.ints);
   EXPECT_EQ(faulty.fused, clean.fused);
+  EXPECT_EQ(faulty.chained, clean.chained);
 }
 
 // Polling before sleeping (EngineOptions::busy_poll) changes when a thread
@@ -164,6 +186,7 @@ TEST(BusyPoll, PollingRanksGetTheSameSums) {
   o.comm.engine.threads = 2;
   const Results polled = RunJob(o);
   EXPECT_EQ(polled.floats, clean.floats);
+  EXPECT_EQ(polled.chained, clean.chained);
   EXPECT_EQ(polled.ints, clean.ints);
 }
 
