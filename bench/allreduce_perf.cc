@@ -305,6 +305,8 @@ int main(int argc, char** argv) {
               describe.c_str(), config->elements, config->slots);
   if (buckets > 1)
     std::printf("# GRID: each size as %d operations in one group (--buckets)\n", buckets);
+  std::printf("# GRID: shortest round trip of a chunk %.1f us (for grid-controller --rtt-us)\n",
+              absl::ToDoubleMicroseconds((*comm)->stats().min_rtt));
   if (!gloo_address.empty())
     std::printf("# gloo: gloo::allreduce (ring) over TCP on %s%s\n", gloo_address.c_str(),
                 interface_sent ? "" : "; its sent(B) is 2(n-1)/n of the data");

@@ -433,6 +433,7 @@ std::map<std::string, double> ProcessGroupGrid::Stats() const {
       {"malformed", static_cast<double>(s.malformed)},
       {"foreign", static_cast<double>(s.foreign)},
       {"operation_seconds", absl::ToDoubleSeconds(s.operation_time)},
+      {"min_rtt_seconds", absl::ToDoubleSeconds(s.min_rtt)},
   };
 }
 

@@ -160,6 +160,12 @@ struct CommunicatorStats {
   // token), or came to a link from anyone but its other end.
   uint64_t foreign = 0;
   absl::Duration operation_time;  // summed over completed operations
+  // The shortest round trip of a chunk sent once (Karn's rule), over every
+  // lane; zero before the first result. Queues add to a round trip and never
+  // take from it, so this is the path's own, the one a pool must cover:
+  // give it to grid-controller --rtt-us (docs/worker.md, "Frame width and
+  // pool").
+  absl::Duration min_rtt;
 };
 
 }  // namespace grid

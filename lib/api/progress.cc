@@ -194,6 +194,10 @@ CommunicatorStats ProgressLoop::stats() const {
     sum.malformed += s.malformed;
     sum.foreign += s.foreign;
     sum.operation_time += s.operation_time;
+    if (s.min_rtt > absl::ZeroDuration() &&
+        (sum.min_rtt == absl::ZeroDuration() || s.min_rtt < sum.min_rtt)) {
+      sum.min_rtt = s.min_rtt;
+    }
   }
   sum.fused_operations = fused_published_;
   return sum;

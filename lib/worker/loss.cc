@@ -182,6 +182,7 @@ void Engine::FailExpired(absl::Time now) {
 // the first send, and no rank's contribution to the chunk sent again), so
 // queues are followed and other ranks' losses are not.
 void Engine::SampleRtt(absl::Duration rtt) {
+  if (stats_.min_rtt == absl::ZeroDuration() || rtt < stats_.min_rtt) stats_.min_rtt = rtt;
   // RFC 6298's gains (1/8, 1/4) in integer nanoseconds: absl::Duration's
   // multiply by a double is a slow path, and this runs once per result.
   const int64_t r = absl::ToInt64Nanoseconds(rtt);

@@ -121,6 +121,7 @@ check(torch.equal(t.double(), expected(n, torch.float32)), "all_reduce after err
 
 s = grid_torch.stats()
 check(s["operations"] >= 10, f"stats: {s}")
+check(0 < s["min_rtt_seconds"] < s["operation_seconds"], f"stats: min_rtt_seconds {s}")
 print(f"rank {rank}: stats {s}", flush=True)
 dist.destroy_process_group()
 if failures:

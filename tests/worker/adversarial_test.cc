@@ -468,6 +468,52 @@ TEST(WorkerChecks, AQueuedOperationsProbesTravelWithThePreviousData) {
   EXPECT_FALSE(op1->done);
 }
 
+// The shortest round trip of a chunk sent once is reported (what a pool
+// must cover, grid-controller --rtt-us); a longer one does not replace it,
+// and neither does a resent chunk's, which may answer either send.
+TEST(WorkerChecks, TheShortestCleanRoundTripIsReported) {
+  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  HandTransport transport;
+  EngineOptions options;
+  options.scan_interval = absl::Seconds(10);  // no scan, no resend by timer
+  worker::Engine engine(config, &transport, options);
+  EXPECT_EQ(engine.stats().min_rtt, absl::ZeroDuration());
+  std::vector<float> in(3 * config.elements, 1.0f), out(in.size());
+  const absl::Time t = absl::Now();
+  auto op = std::make_shared<internal::OpState>();
+  op->type = DataType::kFloat32;
+  op->send = in.data();
+  op->recv = out.data();
+  op->count = in.size();
+  op->deadline = t + absl::Seconds(60);
+  uint32_t op_seq = 0;
+  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  transport.sent.clear();
+  engine.Poll(t);
+  ASSERT_EQ(transport.sent.size(), 3u);  // probes 0-2, sent at t
+  const std::vector<std::vector<uint8_t>> probes = transport.sent;
+  auto answer = [&](const std::vector<uint8_t>& f, absl::Duration at) {
+    transport.inbox.push_back(Answer(config, f, wire::DecodeFrame(f)->header.next_exponent,
+                                     config.aggregator_ip, config.next_hop_mac));
+    engine.Poll(t + at);
+  };
+  answer(probes[0], absl::Milliseconds(5));
+  EXPECT_EQ(engine.stats().min_rtt, absl::Milliseconds(5));
+  ASSERT_EQ(transport.sent.size(), 4u);  // data 0, sent at t + 5 ms
+  // A result marked RETRANSMIT (some rank's contribution was resent) says
+  // nothing about the path, however fast (1 ms here).
+  transport.inbox.push_back(Answer(config, transport.sent.back(), 0, config.aggregator_ip,
+                                   config.next_hop_mac, wire::flags::kRetransmit));
+  engine.Poll(t + absl::Milliseconds(6));
+  EXPECT_EQ(engine.stats().min_rtt, absl::Milliseconds(5));
+  answer(probes[1], absl::Milliseconds(7));  // 7 ms: longer, kept out
+  EXPECT_EQ(engine.stats().min_rtt, absl::Milliseconds(5));
+  ASSERT_EQ(transport.sent.size(), 5u);  // data 1, sent at t + 7 ms
+  const std::vector<uint8_t> data1 = transport.sent.back();
+  answer(data1, absl::Milliseconds(9));  // 2 ms: shorter, taken
+  EXPECT_EQ(engine.stats().min_rtt, absl::Milliseconds(2));
+}
+
 // One scan resends a probe (header-only) and a data chunk (full): the engine
 // flushes between them, since a transport batch has one frame size.
 TEST(WorkerChecks, AScanResendsProbesAndDataInBatchesOfTheirOwnSize) {

@@ -108,6 +108,10 @@ Results RunJob(testing::ClusterOptions o) {
     const CommunicatorStats st = cluster.comm(r).stats();
     res.first_sends += st.packets_sent - st.retransmissions;
     res.retransmissions += st.retransmissions;
+    // The shortest round trip over the rank's lanes: some chunk's, so
+    // shorter than the operations it was part of.
+    EXPECT_GT(st.min_rtt, absl::ZeroDuration()) << "rank " << r;
+    EXPECT_LT(st.min_rtt, st.operation_time) << "rank " << r;
   }
   res.lost = cluster.fabric().stats().lost;
   return res;
