@@ -1,6 +1,7 @@
 #include "grid/wire.h"
 
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -194,6 +195,30 @@ TEST(WireFrame, HeadersAreStandard) {
   std::memcpy(&udp, f.data() + kUdpOffset, sizeof(udp));
   EXPECT_EQ(NetToHost16(udp.length), f.size() - kUdpOffset);
   EXPECT_EQ(NetToHost16(udp.dst_port), kUdpPortBase + 7);
+}
+
+// WriteFrameHeaders sums the IPv4 fields it writes instead of reading the
+// header back (frame.cc says why): for any address and size, the frame's
+// checksum is Ipv4Checksum's, the rule ParseFrame checks. Large addresses
+// make the sum carry more than once.
+TEST(WireFrame, WrittenChecksumIsIpv4ChecksumForAnyAddress) {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> f(kMaxFrameBytes);
+  for (int trial = 0; trial < 2000; ++trial) {
+    FrameAddress a = SampleAddress();
+    a.src_ip = trial < 2 ? 0xffffffffu * trial : static_cast<uint32_t>(rng());
+    a.dst_ip = trial < 2 ? 0xffffffffu * trial : static_cast<uint32_t>(rng());
+    a.tos = static_cast<uint8_t>(rng());
+    a.ttl = static_cast<uint8_t>(rng());
+    Header h = SampleHeader();
+    h.num_elements = static_cast<uint16_t>(rng() % (kMaxElements + 1));
+    ASSERT_TRUE(WriteFrameHeaders(a, h, absl::MakeSpan(f)).ok());
+    Ipv4Header ip;
+    std::memcpy(&ip, f.data() + kIpv4Offset, sizeof(ip));
+    ASSERT_EQ(NetToHost16(ip.checksum), Ipv4Checksum(ip))
+        << "tos " << int{a.tos} << " ttl " << int{a.ttl} << " src " << a.src_ip << " dst "
+        << a.dst_ip << " elements " << h.num_elements;
+  }
 }
 
 // A known IPv4 header with a published checksum (RFC 1071 worked example
