@@ -53,9 +53,9 @@ constexpr char kUsage[] =
     "emulated fabric's own, else 1500) and the switches (--switch: P4 takes 64) carry, a\n"
     "multiple of 32; --slots=auto (the default) sizes the pool for it and for the largest\n"
     "bandwidth-delay product of the ranks (the planned rate times the round trip: --rtt-us,\n"
-    "measured, else the topology's link latencies), within the switches' memory\n"
-    "(docs/worker.md, \"Frame width and pool\"). --elements=64 --slots=256 are the\n"
-    "paper's Tofino frames.\n"
+    "measured, else the topology's link latencies), within the switches' memory and,\n"
+    "for P4, 511 slots (docs/worker.md, \"Frame width and pool\"). --elements=64\n"
+    "--slots=256 are the paper's Tofino frames.\n"
     "--memif-queues=N gives every memif link N queue pairs: each grid-switch runs N pipeline\n"
     "lcores, and each host's transport opens N, one per progress thread (GRID_THREADS=N,\n"
     "grid-root --threads=N) when the host has that many.\n";
@@ -138,7 +138,8 @@ Job PlanJob(const tools::Flags& flags) {
         flags.Fail(absl::StrFormat("--slot-base=%d: the P4 programs have %d slots",
                                    j.params.slot_base, sw::kP4MaxSlots));
       }
-      max_slots = std::min<uint32_t>(max_slots, sw::kP4MaxSlots - j.params.slot_base);
+      max_slots =
+          std::min<uint32_t>({max_slots, sw::kP4MaxSlots - j.params.slot_base, sw::kP4MaxPool});
     }
     j.params.slots = control::PoolSlots(j.params.elements, j.bdp_bytes, max_slots);
   } else {

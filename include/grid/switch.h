@@ -108,9 +108,10 @@ absl::StatusOr<SwitchConfig> ParseConfigJson(std::string_view text);
 // The same table entries for the P4 programs, as P4Runtime-style JSON: table
 // name, exact-match fields, action and parameters, plus the multicast groups
 // (docs/switch.md, "P4"). The P4 targets aggregate only 64-element packets
-// and take at most 32 members per job (a 32-bit bitmap) and 1024 slots per
-// switch (the Tofino program's slot memory): a config beyond that is an error
-// naming the job.
+// and take at most 32 members per job (a 32-bit bitmap), 1024 slots per
+// switch (the Tofino program's slot memory) and a pool of kP4MaxPool per job
+// (the op_seq bits of the Tofino chunk tag): a config beyond that is an
+// error naming the job.
 // The congestion threshold counts queued packets, as BMv2's enq_qdepth does,
 // when `queue_cell_bytes` is 0. A Tofino counts its queues in buffer cells:
 // give its cell size, from the chip's documentation, and the threshold
@@ -125,6 +126,10 @@ inline constexpr uint32_t kP4MaxThreshold = (1u << 19) - 1;  // enq_qdepth is 19
 // switch running p4/v1model/grid.p4 whose tables are still empty.
 absl::StatusOr<std::string> P4EntriesToBmv2Commands(std::string_view entries_json);
 inline constexpr int kP4MaxSlots = 1024;
+// A member's next chunk in a copy is 2P stream positions after its last, and
+// a rank's op_seq advances at most once a position (worker::PrepareWireOps),
+// so the Tofino tag's 11 bits of op_seq order the two while 2P < 1024.
+inline constexpr uint32_t kP4MaxPool = 511;
 
 // ---- Counters -----------------------------------------------------------------
 

@@ -42,6 +42,12 @@ absl::Status CheckP4Limits(const SwitchConfig& c, uint16_t id, const JobEntry::A
         "switch \"%s\" job %d: %d members; the P4 targets take at most %d (a 32-bit bitmap)",
         c.name, id, a.members.size(), kP4MaxMembers));
   }
+  if (a.slots > kP4MaxPool) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "switch \"%s\" job %d: a pool of %d slots; the P4 targets hold pools of at most %d, "
+        "which the Tofino program's 11 bits of op_seq keep in order (docs/switch.md, \"Tofino\")",
+        c.name, id, a.slots, kP4MaxPool));
+  }
   if (uint64_t{a.slot_base} + a.slots > static_cast<uint64_t>(kP4MaxSlots)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("switch \"%s\" job %d: slots [%d, %d); the P4 targets have %d", c.name, id,
@@ -135,6 +141,13 @@ absl::StatusOr<uint32_t> P4Threshold(const SwitchConfig& c, uint32_t cell_bytes)
 
 absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c, uint32_t queue_cell_bytes) {
   if (absl::Status s = ValidateConfig(c); !s.ok()) return s;
+  // A job's own limits first: the threshold in cells depends on the jobs'
+  // widths, which a job beyond the targets' 64 elements would make the
+  // less clear error.
+  for (const auto& [id, job] : c.jobs) {
+    if (!job.aggregate) continue;
+    if (absl::Status s = CheckP4Limits(c, id, *job.aggregate); !s.ok()) return s;
+  }
   auto threshold = P4Threshold(c, queue_cell_bytes);
   if (!threshold.ok()) return threshold.status();
   Ordered doc;
@@ -157,7 +170,6 @@ absl::StatusOr<std::string> ConfigToP4Entries(const SwitchConfig& c, uint32_t qu
           Entry("GridIngress.job", {{"hdr.grid.job_id", id}}, "job_only", {{"token", job.token}}));
       continue;
     }
-    if (absl::Status s = CheckP4Limits(c, id, *job.aggregate); !s.ok()) return s;
     AddAggregate(id, job, entries, groups);
   }
   doc["table_entries"] = entries;

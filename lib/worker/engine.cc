@@ -89,8 +89,12 @@ std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
       w->agreement = std::make_unique<std::atomic<int16_t>[]>(w->chunks);
       for (uint32_t j = 0; j < w->chunks; ++j) w->agreement[j].store(-1, std::memory_order_relaxed);
     }
-    // Data takes the last op_seq, probes the one before.
-    op_seq += w->quantized ? 2 : 1;
+    // Data takes the last op_seq, probes the one before. An operation takes
+    // only the op_seqs it sends (none when empty), so a rank's op_seq never
+    // runs ahead of its stream: between two uses of a copy, 2P positions,
+    // it advances at most 2P, which the Tofino program's 11-bit op_seq in
+    // its chunk tag needs (docs/switch.md, "Tofino").
+    op_seq += (w->probes > 0 ? 1 : 0) + (w->chunks > 0 ? 1 : 0);
     w->op_seq = op_seq;
     w->deadline = absl::InfiniteFuture();
     for (const Piece& p : w->pieces) {

@@ -840,6 +840,28 @@ TEST(SwitchConfig, P4Entries) {
   EXPECT_THAT(ConfigToP4Entries(high_bit).status().message(), HasSubstr("bit 40"));
 }
 
+// The Tofino program orders a member's chunks in a copy by 11 bits of
+// op_seq; 2P stream positions apart, op_seq has moved at most 2P, so the
+// pool must stay under 512 (docs/switch.md, "Tofino").
+TEST(SwitchConfig, P4EntriesRefuseAPoolTheTofinoTagCannotOrder) {
+  Job job = testing::MakeJob("testbed", "switchml", 8, 1, kP4MaxPool, wire::kDefaultElements);
+  EXPECT_TRUE(ConfigToP4Entries(job.configs.at(job.node("S2"))).ok());
+  Job wide = testing::MakeJob("testbed", "switchml", 8, 1, kP4MaxPool + 1, wire::kDefaultElements);
+  const absl::Status refused = ConfigToP4Entries(wide.configs.at(wide.node("S2"))).status();
+  EXPECT_THAT(refused.message(), HasSubstr("switch \"S2\" job 7: a pool of 512 slots"));
+  EXPECT_THAT(refused.message(), HasSubstr("at most 511"));
+  // The software switch orders 32 bits of op_seq and takes the pool.
+  EXPECT_TRUE(ValidateConfig(wide.configs.at(wide.node("S2"))).ok());
+  // A job's own limit is named before the threshold its width would break:
+  // a 1024-element frame (4172 bytes) is 14 cells of 320, and 50,000 frames
+  // are beyond the programs' 19-bit threshold.
+  Job wider = testing::MakeJob("testbed", "switchml", 8, 1, 8, 1024);
+  SwitchConfig s2 = wider.configs.at(wider.node("S2"));
+  s2.congestion_threshold = 50000;
+  EXPECT_THAT(ConfigToP4Entries(s2, 320).status().message(),
+              HasSubstr("aggregate 64 elements per packet, not 1024"));
+}
+
 // BMv2 counts queued packets; a Tofino counts cells. With a cell size the
 // threshold becomes cells, each queued packet counted as the widest frame
 // (332 bytes for 64 elements: 5 cells of 80 bytes, 3 of 128).

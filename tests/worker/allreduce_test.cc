@@ -1,7 +1,9 @@
 // grid::Communicator end to end in one process: 8 ranks as threads, the
 // testbed's switches running the reference pipeline on a loopback fabric,
 // the root engine on its own thread.
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -275,6 +277,54 @@ TEST_F(Allreduce, GroupedFloatOperationsChainTheirExponents) {
               pool + chunks[0] + chunks[1] + (pool - chunks[1]) + chunks[2]);
   });
   for (size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    ExpectFloatSum(in[k], out[k][0], o.elements);
+    for (int r = 1; r < cluster.size(); ++r) ASSERT_EQ(out[k][r], out[k][0]) << "rank " << r;
+  }
+}
+
+// Chained operations of fewer chunks than slots, with empty ones between
+// them (5, 0, 3, 0 and 7 chunks): the 5-chunk operation proposes for all of
+// the 3-chunk one, which proposes for the 7-chunk one's first 3, 5 and 7
+// stream positions ahead, so in another slot and, with three progress
+// threads, another lane. The empty ones have nothing to propose with.
+TEST_F(Allreduce, SmallChainedOperationsAgreeAcrossSlotsAndLanes) {
+  auto o = Options();
+  o.comm.engine.fusion_bytes = 0;
+  o.comm.engine.threads = 3;
+  testing::Cluster cluster(o);
+  ASSERT_GT(o.slots, 7u);
+  const std::vector<size_t> chunks = {5, 0, 3, 0, 7};
+  std::vector<std::vector<std::vector<float>>> in(chunks.size()), out(chunks.size());
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    const size_t n = chunks[k] > 0 ? chunks[k] * o.elements - 3 : 0;
+    for (int r = 0; r < cluster.size(); ++r) {
+      in[k].push_back(FloatInput(r + 10 * static_cast<int>(k), n));
+      // Magnitudes differ between operations and chunks, so an exponent
+      // agreed for another chunk shows in the sums.
+      for (size_t i = 0; i < n; ++i) {
+        const int step = 9 * static_cast<int>(k) + 3 * static_cast<int>(i / o.elements) - 20;
+        in[k].back()[i] = std::ldexp(in[k].back()[i], step);
+      }
+      out[k].emplace_back(n);
+    }
+  }
+  cluster.Run([&](int r) {
+    Communicator& c = cluster.comm(r);
+    ASSERT_TRUE(c.GroupStart().ok());
+    std::vector<Work> work;
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      work.push_back(*c.AllReduceAsync(in[k][r].data(), out[k][r].data(), in[k][r].size(),
+                                       DataType::kFloat32));
+    }
+    ASSERT_TRUE(c.GroupEnd().ok());
+    for (Work& w : work) ASSERT_TRUE(w.Wait(absl::Seconds(60)).ok());
+    // First sends: 5 probes and 5 data chunks, 3 data chunks, 4 probes and
+    // 7 data chunks.
+    const CommunicatorStats s = c.stats();
+    EXPECT_EQ(s.packets_sent - s.retransmissions, 5u + 5 + 3 + 4 + 7);
+  });
+  for (size_t k = 0; k < chunks.size(); ++k) {
     SCOPED_TRACE(k);
     ExpectFloatSum(in[k], out[k][0], o.elements);
     for (int r = 1; r < cluster.size(); ++r) ASSERT_EQ(out[k][r], out[k][0]) << "rank " << r;
@@ -607,6 +657,129 @@ TEST(PrepareWireOps, SegmentsOperationsAtTheTofinoTagLimit) {
   EXPECT_EQ(wire[1]->probes, 0u);
   EXPECT_EQ(wire[0]->count + wire[1]->count, op->count);
   EXPECT_EQ(op->pending.load(), 2);
+}
+
+// An operation to prepare, not to run: fused ones are staged (copied), so
+// its input is real; nothing is written to its output.
+std::shared_ptr<internal::OpState> PreparedOp(DataType type, size_t count) {
+  static std::vector<float> zeros(4096);
+  auto op = std::make_shared<internal::OpState>();
+  op->type = type;
+  op->count = std::min(count, zeros.size());
+  op->send = zeros.data();
+  op->recv = zeros.data();
+  return op;
+}
+
+// Where each data chunk's exponent is proposed: by a probe, or by a data
+// chunk of its own or an earlier chained operation (WireOp::AheadOf). Every
+// data chunk of a float operation gets exactly one proposal, sent earlier
+// in the stream and at most a pool before it; returns the distances.
+std::vector<uint64_t> ProposalDistances(const std::vector<std::shared_ptr<WireOp>>& wire,
+                                        uint32_t pool) {
+  std::map<const WireOp*, uint64_t> base;  // stream position of each one's first chunk
+  uint64_t pos = 0;
+  for (const auto& w : wire) {
+    base[w.get()] = pos;
+    pos += w->total();
+  }
+  auto data_pos = [&](const WireOp* w, uint32_t j) { return base[w] + w->probes + j; };
+  std::map<std::pair<const WireOp*, uint32_t>, int> proposals;
+  std::vector<uint64_t> distances;
+  for (const auto& w : wire) {
+    if (!w->quantized) continue;
+    for (uint32_t i = 0; i < w->probes; ++i) {
+      ++proposals[{w.get(), w->probe_base + i}];
+      distances.push_back(data_pos(w.get(), w->probe_base + i) - (base[w.get()] + i));
+    }
+    for (uint32_t j = 0; j < w->chunks; ++j) {
+      const WireOp::Ahead a = w->AheadOf(j, pool);
+      if (a.op == nullptr) continue;
+      ++proposals[{a.op, a.chunk}];
+      distances.push_back(data_pos(a.op, a.chunk) - data_pos(w.get(), j));
+    }
+  }
+  for (const auto& w : wire) {
+    if (!w->quantized) continue;
+    for (uint32_t j = 0; j < w->chunks; ++j) {
+      EXPECT_EQ((proposals[{w.get(), j}]), 1) << "op_seq " << w->op_seq << " chunk " << j;
+    }
+  }
+  for (uint64_t d : distances) {
+    EXPECT_GE(d, 1u);
+    EXPECT_LE(d, pool);
+  }
+  return distances;
+}
+
+// Chained operations of fewer chunks than slots: a proposal comes from the
+// previous operation's data chunk fewer than P positions before the chunk it
+// is for, so from another slot (and, with several progress threads, another
+// lane). An empty operation in between has nothing to propose with; the
+// chain passes over it.
+TEST(PrepareWireOps, ChainsPassOverEmptyOperationsAcrossSlots) {
+  constexpr uint16_t kElements = 64;
+  constexpr uint32_t kPool = 64;
+  std::vector<std::shared_ptr<internal::OpState>> ops;
+  for (size_t chunks : {5, 0, 3, 7})
+    ops.push_back(PreparedOp(DataType::kFloat32, chunks * kElements));
+  uint32_t op_seq = 0;
+  const auto wire = PrepareWireOps(ops, kElements, kPool, 0, op_seq);
+  ASSERT_EQ(wire.size(), 4u);
+  EXPECT_EQ(wire[0]->probes, 5u);
+  EXPECT_EQ(wire[0]->next, wire[2]);
+  EXPECT_EQ(wire[1]->total(), 0u);
+  // The 5-chunk operation proposes for all 3 of the next; those 3 for the
+  // first 3 of the last, which probes for its other 4.
+  EXPECT_EQ(wire[2]->probe_base, 3u);
+  EXPECT_EQ(wire[2]->probes, 0u);
+  EXPECT_EQ(wire[2]->next, wire[3]);
+  EXPECT_EQ(wire[3]->probe_base, 3u);
+  EXPECT_EQ(wire[3]->probes, 4u);
+  // Positions: probes 0-4, data 5-9; data 10-12; probes 13-16, data 17-23.
+  // The 5-chunk operation's chunk 0 (5) proposes for the next's chunk 0
+  // (10), which proposes for the last's chunk 0 (17).
+  const std::vector<uint64_t> d = ProposalDistances(wire, kPool);
+  EXPECT_EQ(std::count(d.begin(), d.end(), 5), 3 + 5);  // 3 chained, 5 probes
+  EXPECT_EQ(std::count(d.begin(), d.end(), 7), 3 + 4);
+}
+
+// The Tofino program tells a member's chunks in a copy apart by 11 bits of
+// op_seq (docs/switch.md, "Tofino"). A copy is used every 2P stream
+// positions, so op_seq may advance at most 2P over any 2P positions: an
+// operation takes only the op_seqs it sends. Random groups of float, int32
+// and empty operations, chained or not, of fewer or more chunks than slots;
+// the stream stays in (op_seq, chunk) order and every proposal is made.
+TEST(PrepareWireOps, OpSeqNeverRunsAheadOfTheStream) {
+  constexpr uint16_t kElements = 4;
+  constexpr uint32_t kPool = 8;
+  util::Random rng(77);
+  std::vector<std::pair<uint32_t, uint32_t>> stream;  // (op_seq, chunk) by position
+  uint32_t op_seq = 0;
+  for (int group = 0; group < 200; ++group) {
+    std::vector<std::shared_ptr<internal::OpState>> ops;
+    const size_t n = 1 + rng.Below(12);
+    for (size_t k = 0; k < n; ++k) {
+      constexpr size_t kChunks[] = {0, 1, 1, 1, 2, 3, kPool - 1, kPool, kPool + 1, 2 * kPool + 3};
+      const size_t chunks = kChunks[rng.Below(std::size(kChunks))];
+      const DataType type = rng.Below(4) == 0 ? DataType::kInt32 : DataType::kFloat32;
+      ops.push_back(PreparedOp(type, chunks * kElements - (chunks > 0 ? rng.Below(kElements) : 0)));
+    }
+    const size_t fusion = rng.Below(3) == 0 ? 2 * kElements * sizeof(float) : 0;
+    const auto wire = PrepareWireOps(ops, kElements, kPool, fusion, op_seq);
+    ProposalDistances(wire, kPool);
+    for (const auto& w : wire) {
+      for (uint32_t i = 0; i < w->probes; ++i) stream.push_back({w->op_seq - 1, i});
+      for (uint32_t j = 0; j < w->chunks; ++j) stream.push_back({w->op_seq, j});
+    }
+  }
+  ASSERT_GT(stream.size(), 4 * kPool);
+  for (size_t p = 1; p < stream.size(); ++p) {
+    ASSERT_LT(stream[p - 1], stream[p]) << "position " << p;
+    if (p >= 2 * kPool) {
+      ASSERT_LE(stream[p].first - stream[p - 2 * kPool].first, 2 * kPool) << "position " << p;
+    }
+  }
 }
 
 }  // namespace

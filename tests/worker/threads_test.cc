@@ -39,8 +39,10 @@ std::vector<int32_t> IntInput(int rank, size_t n) {
 // pools' worth), an int32 sum, a fused group of small tensors, and a group
 // of float tensors whose wire operations are chained (docs/worker.md,
 // "Chained operations"): a large one, a small one fused on its own (fewer
-// chunks than slots), and a large one, so proposals for a chunk come from
-// another operation's chunk in another slot, and lane.
+// chunks than slots) and a large one, whose proposals come a pool ahead, in
+// the same slot's other copy; then operations of 5, 3 and 7 chunks with
+// empty ones between them, whose proposals come 5 and 7 positions ahead, in
+// another slot, and lane.
 struct Results {
   std::vector<std::vector<std::vector<float>>> floats;   // by size, by rank
   std::vector<std::vector<std::vector<float>>> chained;  // by rank, by tensor
@@ -54,7 +56,8 @@ struct Results {
 constexpr size_t kFloatSizes[] = {1, 1000, 64 * 63 + 5, 64 * 700 + 11};
 constexpr size_t kIntSize = 64 * 300 + 7;
 constexpr int kFused = 12;
-constexpr size_t kChainedSizes[] = {64 * 300 + 5, 64 * 30 - 3, 64 * 301};
+constexpr size_t kChainedSizes[] = {64 * 300 + 5, 64 * 30 - 3, 64 * 301,  64 * 5 - 1, 0,
+                                    64 * 3,       0,           64 * 7 - 9};
 
 Results RunJob(testing::ClusterOptions o) {
   o.comm.engine.timeout = absl::Seconds(60);
