@@ -34,6 +34,9 @@ namespace grid::worker {
 // rank-local exponents for data chunk j, and data chunk j proposes for data
 // chunk j + P; the switches and the root keep the max. Probes use op_seq and
 // data uses op_seq + 1, so the stream order is the (op_seq, chunk) order.
+// An operation takes only the op_seqs it sends (two, one, or none when
+// empty), so op_seq never rises faster than stream positions do: the Tofino
+// program's 11-bit op_seq in its chunk tag relies on it (sw::kP4MaxPool).
 // A wire operation chained to the one before it (WireOp::next) has fewer
 // probes, or none: that one's last data chunks, which have no chunk a pool
 // ahead of their own, propose for its first ones.
@@ -71,7 +74,7 @@ struct WireOp {
   std::vector<int32_t> stage_i_in, stage_i_out;
   bool staged = false;
   size_t count = 0;
-  uint32_t op_seq = 0;  // of the data chunks; probes use op_seq - 1
+  uint32_t op_seq = 0;  // of the data chunks; probes (if any) use op_seq - 1
   uint32_t chunks = 0, probes = 0;
   // Probe j proposes for data chunk probe_base + j: the chunks before it
   // are proposed by the previous, chained operation (`next` below).

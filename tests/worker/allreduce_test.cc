@@ -782,5 +782,63 @@ TEST(PrepareWireOps, OpSeqNeverRunsAheadOfTheStream) {
   }
 }
 
+// A model of the Tofino program's member_check (p4/tna/grid.p4): per copy,
+// the tag of the member's last chunk there, op_seq[10:0] ++ chunk[19:0] ++
+// header-only; a chunk counts as new only if its tag is later in 32-bit
+// serial order. Walks a rank's stream and returns the first position whose
+// chunk the switch would take for one it had seen, or -1.
+int64_t FirstMisorderedTag(const std::vector<std::shared_ptr<WireOp>>& wire, uint32_t pool) {
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> last;  // (slot, copy) -> tag
+  uint64_t pos = 0;
+  for (const auto& w : wire) {
+    for (uint32_t i = 0; i < w->total(); ++i, ++pos) {
+      const bool probe = i < w->probes;
+      const uint32_t op_seq = probe ? w->op_seq - 1 : w->op_seq;
+      const uint32_t chunk = probe ? i : i - w->probes;
+      const uint32_t tag = (op_seq & 0x7ff) << 21 | (chunk & 0xfffff) << 1 | (probe ? 1 : 0);
+      const auto copy =
+          std::pair{static_cast<uint32_t>(pos % pool), static_cast<uint32_t>(pos / pool % 2)};
+      if (auto it = last.find(copy);
+          it != last.end() && static_cast<int32_t>(tag - it->second) <= 0) {
+        return static_cast<int64_t>(pos);
+      }
+      last[copy] = tag;
+    }
+  }
+  return -1;
+}
+
+// The worst streams for the tag: one-chunk float operations, each submitted
+// alone (a probe and a data chunk, two op_seqs) or chained in one group (one
+// each), with empty operations between them. The P4 targets' largest pool
+// keeps every tag in order; one slot more does not.
+TEST(PrepareWireOps, TheTofinoTagOrdersEveryChunkUpToTheLargestP4Pool) {
+  constexpr uint16_t kElements = 64;
+  for (const uint32_t pool : {sw::kP4MaxPool, sw::kP4MaxPool + 1}) {
+    SCOPED_TRACE(pool);
+    uint32_t op_seq = 0;
+    std::vector<std::shared_ptr<WireOp>> alone;
+    for (uint32_t k = 0; k < 3 * pool; ++k) {
+      for (auto& w : PrepareWireOps({PreparedOp(DataType::kFloat32, kElements)}, kElements, pool, 0,
+                                    op_seq)) {
+        alone.push_back(std::move(w));
+      }
+    }
+    EXPECT_EQ(FirstMisorderedTag(alone, pool) < 0, pool <= sw::kP4MaxPool) << "one at a time";
+    // In one group, every third operation empty or none.
+    for (const uint32_t empty_every : {0u, 3u}) {
+      std::vector<std::shared_ptr<internal::OpState>> group;
+      for (uint32_t k = 0; k < 6 * pool; ++k) {
+        const bool empty = empty_every > 0 && k % empty_every == 1;
+        group.push_back(PreparedOp(DataType::kFloat32, empty ? 0 : kElements));
+      }
+      op_seq = 0;
+      const auto chained = PrepareWireOps(group, kElements, pool, 0, op_seq);
+      EXPECT_EQ(FirstMisorderedTag(chained, pool) < 0, pool <= sw::kP4MaxPool)
+          << "chained, empty every " << empty_every;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace grid::worker
