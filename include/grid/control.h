@@ -58,7 +58,8 @@ absl::StatusOr<FrameChoice> ChooseFrames(size_t path_mtu, uint16_t switch_elemen
 // The pool ChooseFrames gives frames of `elements` (also for a width the
 // job names itself): at least 64 KiB of payload, from 128 to 256 slots, or
 // the bandwidth-delay product in frames if that is more, and at most
-// `max_slots`.
+// `max_slots` and what keeps the root's two copies of the sums within
+// 64 MiB (8192 frames of 1024 elements).
 uint32_t PoolSlots(uint16_t elements, uint64_t bdp_bytes, uint32_t max_slots = wire::kMaxSlots);
 
 // The largest bandwidth-delay product of the plan's ranks: the rate the

@@ -27,6 +27,12 @@ uint32_t PoolSlots(uint16_t elements, uint64_t bdp_bytes, uint32_t max_slots) {
   // bandwidth-delay product in whole frames.
   const uint64_t frame = wire::FrameBytes(elements);
   slots = std::max<uint64_t>(slots, (bdp_bytes + frame - 1) / frame);
+  // The root keeps two copies of every slot's sum, 4 bytes an element, and
+  // no switch memory bounds it: whatever round trip it is given, the
+  // automatic pool keeps those within kPoolRootBytes (8192 frames of 1024
+  // elements). A larger pool can still be set by hand.
+  constexpr uint64_t kPoolRootBytes = uint64_t{64} << 20;
+  slots = std::min<uint64_t>(slots, kPoolRootBytes / (2 * uint64_t{frame_payload}));
   return static_cast<uint32_t>(std::min<uint64_t>(slots, max_slots));
 }
 

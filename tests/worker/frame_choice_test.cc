@@ -90,6 +90,13 @@ TEST(ChooseFrames, APoolHoldsTheBandwidthDelayProductUpToWhatTheSwitchesHave) {
   EXPECT_EQ(PoolSlots(64, kBdp), 377u);
   EXPECT_EQ(PoolSlots(352, 0), 128u);
   EXPECT_EQ(PoolSlots(64, kBdp, 200), 200u);
+  // Whatever the round trip, the root's sums stay within 64 MiB: two copies
+  // of 8192 slots of 1024 elements. Narrow frames meet the wire's 65,536
+  // slots first.
+  constexpr uint64_t kAbsurdBdp = uint64_t{1} << 40;
+  EXPECT_EQ(PoolSlots(1024, kAbsurdBdp), 8192u);
+  EXPECT_EQ(PoolSlots(352, kAbsurdBdp), (uint32_t{64} << 20) / (2 * 352 * 4));
+  EXPECT_EQ(PoolSlots(64, kAbsurdBdp), wire::kMaxSlots);
   auto none = ChooseFrames(1500, wire::kDefaultElements, kBdp, 0);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("max_slots"), std::string::npos) << none.status();
