@@ -82,6 +82,19 @@ struct WireOp {
   absl::Time deadline;
   uint8_t max_exponent = 255;  // numerics::MaxBlockExponent of its type
   uint32_t total() const { return probes + chunks; }
+  // What the operation's index-th packet names: its first `probes` are
+  // probes (op_seq - 1, chunk = index), the rest data chunk index - probes.
+  // The one mapping tx.cc (what it sends) and rx.cc (what a result must
+  // name) share.
+  struct Named {
+    bool probe = false;
+    uint32_t op_seq = 0;
+    uint32_t chunk = 0;
+  };
+  Named At(uint32_t index) const {
+    if (index < probes) return {true, op_seq - 1, index};
+    return {false, op_seq, index - probes};
+  }
 
   // The next wire operation of the same submission, chained to this one
   // when both are float. This one's last min(P, chunks) data chunks have no

@@ -150,9 +150,10 @@ void Engine::FailExpired(absl::Time now) {
       if (first == w->total()) first = static_cast<uint32_t>(next_pos_ - r.base);
     }
     auto describe = [&](uint32_t index) {
-      return index < w->probes
-                 ? absl::StrFormat("probe %d (for chunk %d)", index, w->probe_base + index)
-                 : absl::StrFormat("chunk %d", index - w->probes);
+      const WireOp::Named named = w->At(index);
+      return named.probe ? absl::StrFormat("probe %d (for chunk %d)", named.chunk,
+                                           w->probe_base + named.chunk)
+                         : absl::StrFormat("chunk %d", named.chunk);
     };
     ++stats_.timeouts;
     const uint64_t id = w->pieces.front().op->id;

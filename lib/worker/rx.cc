@@ -134,9 +134,8 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   }
   Running& run = *s.run;
   WireOp& op = *run.op;
-  const bool probe = s.index < op.probes;
-  const uint32_t chunk = probe ? s.index : s.index - op.probes;
-  if (h.op_seq != (probe ? op.op_seq - 1 : op.op_seq) || h.chunk != chunk) {
+  const auto [probe, op_seq, chunk] = op.At(s.index);
+  if (h.op_seq != op_seq || h.chunk != chunk) {
     ++stats_.duplicate_results;  // an old chunk's result, already used
     return;
   }

@@ -69,18 +69,17 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
   h.fan_in = config_.fan_in;
   h.slot = static_cast<uint16_t>(pos % pool);
   size_t begin = 0, n = 0;  // the elements of the operation this chunk carries
-  const bool probe = index < op.probes;
+  const WireOp::Named named = op.At(index);
+  const bool probe = named.probe;
+  h.op_seq = named.op_seq;
+  h.chunk = named.chunk;
   if (probe) {
-    h.op_seq = op.op_seq - 1;
-    h.chunk = index;
     h.exponent = 0;
-    h.next_exponent = LocalExponent(op, op.probe_base + index);
+    h.next_exponent = LocalExponent(op, op.probe_base + named.chunk);
   } else {
-    const uint32_t j = index - op.probes;
+    const uint32_t j = named.chunk;
     begin = size_t{j} * config_.elements;
     n = std::min<size_t>(config_.elements, op.count - begin);
-    h.op_seq = op.op_seq;
-    h.chunk = j;
     if (op.quantized) {
       h.exponent = op.Exponent(j);
       const WireOp::Ahead ahead = op.AheadOf(j, pool);

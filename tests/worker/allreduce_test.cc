@@ -662,10 +662,10 @@ TEST(PrepareWireOps, SegmentsOperationsAtTheTofinoTagLimit) {
 // An operation to prepare, not to run: fused ones are staged (copied), so
 // its input is real; nothing is written to its output.
 std::shared_ptr<internal::OpState> PreparedOp(DataType type, size_t count) {
-  static std::vector<float> zeros(4096);
+  static std::vector<float> zeros(4096);  // more than any test here prepares
   auto op = std::make_shared<internal::OpState>();
   op->type = type;
-  op->count = std::min(count, zeros.size());
+  op->count = count;
   op->send = zeros.data();
   op->recv = zeros.data();
   return op;
@@ -769,8 +769,7 @@ TEST(PrepareWireOps, OpSeqNeverRunsAheadOfTheStream) {
     const auto wire = PrepareWireOps(ops, kElements, kPool, fusion, op_seq);
     ProposalDistances(wire, kPool);
     for (const auto& w : wire) {
-      for (uint32_t i = 0; i < w->probes; ++i) stream.push_back({w->op_seq - 1, i});
-      for (uint32_t j = 0; j < w->chunks; ++j) stream.push_back({w->op_seq, j});
+      for (uint32_t i = 0; i < w->total(); ++i) stream.push_back({w->At(i).op_seq, w->At(i).chunk});
     }
   }
   ASSERT_GT(stream.size(), 4 * kPool);
@@ -792,9 +791,7 @@ int64_t FirstMisorderedTag(const std::vector<std::shared_ptr<WireOp>>& wire, uin
   uint64_t pos = 0;
   for (const auto& w : wire) {
     for (uint32_t i = 0; i < w->total(); ++i, ++pos) {
-      const bool probe = i < w->probes;
-      const uint32_t op_seq = probe ? w->op_seq - 1 : w->op_seq;
-      const uint32_t chunk = probe ? i : i - w->probes;
+      const auto [probe, op_seq, chunk] = w->At(i);
       const uint32_t tag = (op_seq & 0x7ff) << 21 | (chunk & 0xfffff) << 1 | (probe ? 1 : 0);
       const auto copy =
           std::pair{static_cast<uint32_t>(pos % pool), static_cast<uint32_t>(pos / pool % 2)};
