@@ -132,15 +132,11 @@ Job PlanJob(const tools::Flags& flags) {
   const absl::Duration rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
   j.bdp_bytes = Check(control::PlanBdpBytes(j.topology, j.plan, rtt), flags);
   if (flags.String("slots", "auto") == "auto") {
-    uint32_t max_slots = Check(control::PoolLimit(j.topology, j.plan, j.params.slot_base), flags);
-    if (flags.String("switch", "grid") == "bmv2") {
-      if (j.params.slot_base >= sw::kP4MaxSlots) {
-        flags.Fail(absl::StrFormat("--slot-base=%d: the P4 programs have %d slots",
-                                   j.params.slot_base, sw::kP4MaxSlots));
-      }
-      max_slots =
-          std::min<uint32_t>({max_slots, sw::kP4MaxSlots - j.params.slot_base, sw::kP4MaxPool});
-    }
+    const uint32_t max_slots =
+        Check(flags.String("switch", "grid") == "bmv2"
+                  ? control::P4PoolLimit(j.topology, j.plan, j.params.slot_base)
+                  : control::PoolLimit(j.topology, j.plan, j.params.slot_base),
+              flags);
     j.params.slots = control::PoolSlots(j.params.elements, j.bdp_bytes, max_slots);
   } else {
     j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));

@@ -75,6 +75,11 @@ absl::StatusOr<uint64_t> PlanBdpBytes(const topology::Topology& topology, const 
 // completes chunks for). An error names a switch that has no room for one.
 absl::StatusOr<uint32_t> PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
                                    uint32_t slot_base);
+// The same for switches that run the P4 programs (sw::ConfigToP4Entries):
+// their registers hold sw::kP4MaxSlots whatever the topology says, with no
+// pools for proxies, and a pool is at most sw::kP4MaxPool.
+absl::StatusOr<uint32_t> P4PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
+                                     uint32_t slot_base);
 
 // Adds the tables of another job to `into`, switch by switch: for jobs that
 // share switches. Errors name the switch and what clashes: the same job id, a

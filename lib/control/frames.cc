@@ -111,4 +111,25 @@ absl::StatusOr<uint32_t> PoolLimit(const topology::Topology& topology, const pla
   return limit;
 }
 
+absl::StatusOr<uint32_t> P4PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
+                                     uint32_t slot_base) {
+  // The switch tables (BuildSwitchConfigs) hold proxies' pools too, within
+  // the topology's memory ...
+  auto limit = PoolLimit(topology, plan, slot_base);
+  if (!limit.ok()) return limit.status();
+  // ... and the programs' registers one pool per aggregator: their entries
+  // leave proxies out (ConfigToP4Entries). The Tofino tag orders pools of
+  // up to kP4MaxPool.
+  const auto registers = static_cast<uint32_t>(sw::kP4MaxSlots);
+  for (const planner::Aggregator& a : planner::Aggregators(plan)) {
+    if (slot_base >= registers) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "switch \"%s\": the P4 programs' %d slots hold no pool above slot_base %d",
+          topology.node(a.node).name, registers, slot_base));
+    }
+    limit = std::min({*limit, registers - slot_base, sw::kP4MaxPool});
+  }
+  return limit;
+}
+
 }  // namespace grid::control

@@ -168,5 +168,59 @@ TEST(PoolLimit, IsTheLargestPoolTheSwitchTablesTake) {
   EXPECT_NE(none.status().message().find("switch \"tor\""), std::string::npos) << none.status();
 }
 
+// P4PoolLimit is the largest pool the P4 programs' entries take: every
+// switch's ConfigToP4Entries accepts it, and one slot more is refused, by
+// the tables or the entries. Their 1024 registers bind, not the topology's
+// 3000 slots, and they hold no proxies' pools (ATP's). On a topology of
+// 1024 slots the proxies' pools bind, in the tables.
+TEST(P4PoolLimit, IsTheLargestPoolTheP4EntriesTake) {
+  struct Case {
+    const char* topology;
+    const char* planner;
+    int workers;
+  };
+  for (const Case& c :
+       {Case{"rack:hosts=9,slots=3000", "switchml", 8}, Case{"testbed:slots=3000", "grid", 8},
+        Case{"testbed:slots=3000", "atp", 8}, Case{"fattree:k=4,slots=3000", "atp", 12},
+        Case{"testbed:slots=1024", "atp", 8}}) {
+    SCOPED_TRACE(std::string(c.topology) + " " + c.planner);
+    auto topo = topology::GenerateTopology(c.topology);
+    ASSERT_TRUE(topo.ok()) << topo.status();
+    const planner::Plan plan = PlanOf(*topo, c.planner, c.workers);
+    auto entries_ok = [&](uint32_t base, uint32_t slots) {
+      JobParams job;
+      job.job_id = 1;
+      job.token = 9;
+      job.elements = wire::kDefaultElements;
+      job.slot_base = base;
+      job.slots = slots;
+      auto configs = BuildSwitchConfigs(*topo, plan, job);
+      if (!configs.ok()) return false;
+      for (const auto& [node, config] : *configs) {
+        if (!sw::ConfigToP4Entries(config).ok()) return false;
+      }
+      return true;
+    };
+    for (uint32_t base : {0u, 100u, 900u}) {
+      auto limit = P4PoolLimit(*topo, plan, base);
+      ASSERT_TRUE(limit.ok()) << limit.status();
+      ASSERT_GT(*limit, 0u);
+      EXPECT_LE(*limit, sw::kP4MaxPool);
+      EXPECT_TRUE(entries_ok(base, *limit)) << base << ": " << *limit;
+      EXPECT_FALSE(entries_ok(base, *limit + 1)) << base << ": " << *limit + 1;
+      const uint32_t registers = std::min(1024u - base, sw::kP4MaxPool);
+      auto tables = PoolLimit(*topo, plan, base);
+      ASSERT_TRUE(tables.ok()) << tables.status();
+      EXPECT_EQ(*limit, std::min(*tables, registers)) << base;
+    }
+  }
+  // A base past the registers: the error names the switch.
+  auto topo = topology::GenerateTopology("rack:hosts=9,slots=3000");
+  ASSERT_TRUE(topo.ok());
+  auto none = P4PoolLimit(*topo, PlanOf(*topo, "switchml", 8), 1024);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("switch \"tor\""), std::string::npos) << none.status();
+}
+
 }  // namespace
 }  // namespace grid::control
