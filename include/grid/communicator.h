@@ -78,7 +78,9 @@ class Communicator {
   // A rank that fetches its config ("grid/worker/<rank>") and transport spec
   // ("grid/transport/<rank>", unless bootstrap.transport is set) from the
   // rendezvous store that the controller filled. With control.topology set,
-  // rank 0 is that controller (grid/options.h).
+  // rank 0 is that controller (grid/options.h). It returns once every rank
+  // has joined: its first allreduce, the fence, refuses switches and a root
+  // that still hold an earlier run's slots (BootstrapOptions::fence).
   //
   // With a store (bootstrap.store, in either form of Create), ranks publish
   // heartbeats there, and a timeout names the ranks that did not contribute.

@@ -47,6 +47,12 @@ struct BootstrapOptions {
   // job); null: the built-in kinds. Read during Create() only.
   const TransportRegistry* transports = nullptr;
   absl::Duration timeout = absl::Seconds(60);  // for each store read
+  // Create() returns after one allreduce of the whole job, so every rank
+  // must start within the engine's timeout. It tells a fabric still holding
+  // an earlier run's slots, which would answer this run's chunks with that
+  // run's sums, from a fresh one: Create() then fails, naming the job
+  // (docs/worker.md, "One run per job"). false: Create() returns at once.
+  bool fence = true;
 };
 
 // Rank 0 as the controller: with `topology` set, rank 0 plans the job with

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "api/controller.h"
+#include "api/fence.h"
 #include "api/health.h"
 #include "api/progress.h"
 #include "api/root_runner.h"
@@ -258,7 +259,12 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
     if (!root.ok()) return root.status();
     parts.root = *std::move(root);
   }
-  return Assemble(*config, One(*std::move(transport)), options, std::move(parts));
+  auto comm = Assemble(*config, One(*std::move(transport)), options, std::move(parts));
+  if (!comm.ok() || !b.fence) return comm;
+  auto nonce = api::FenceNonce();
+  if (!nonce.ok()) return nonce.status();
+  if (absl::Status s = api::RunFence(**comm, config->job_id, *nonce); !s.ok()) return s;
+  return comm;
 }
 
 namespace {

@@ -567,6 +567,8 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   o.control.topology = "testbed";
   o.control.planner = "switchml";
   o.bootstrap.timeout = absl::Seconds(5);
+  // Ranks alone, with no switches: Create must not wait for the others.
+  o.bootstrap.fence = false;
   auto rank0 = Communicator::Create(o);
   ASSERT_TRUE(rank0.ok()) << rank0.status();
   auto client = OpenStore(o.bootstrap.store);
@@ -707,6 +709,7 @@ TEST(Bootstrap, RanksJoinThroughTheProgramsOwnStore) {
   };
   o.bootstrap.transport = "udp:bind=127.0.0.1:0";
   o.bootstrap.timeout = absl::Seconds(5);
+  o.bootstrap.fence = false;  // ranks alone, with no switches
   o.control.topology = "testbed";
   o.control.planner = "switchml";
   auto rank0 = Communicator::Create(o);
@@ -767,6 +770,7 @@ TEST(Bootstrap, RankZeroPlansWithAProgramsOwnPlanner) {
   o.bootstrap.store = "file:" + dir;
   o.bootstrap.transport = "udp:bind=127.0.0.1:0";
   o.bootstrap.timeout = absl::Seconds(5);
+  o.bootstrap.fence = false;  // a rank alone, with no switches
   o.control.topology = "testbed";
   o.control.planner = "mine";
   EXPECT_THAT(Communicator::Create(o).status().message(), HasSubstr("mine"));

@@ -13,9 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "grid/communicator.h"
 #include "grid/control.h"
 #include "grid/planner.h"
+#include "grid/store.h"
 #include "grid/topology.h"
 #include "gtest/gtest.h"
 #include "root/engine.h"
@@ -125,6 +128,54 @@ class Cluster {
     fabric_->Disconnect(workers_[rank].node);
     comms_[rank]->Abort();
   }
+  // The ranks run again, each as a new program would: through the
+  // bootstrap path (Communicator::Create(options)), their configs in a file
+  // store at `store_dir` and their transports on this fabric, whose
+  // switches and root keep what they hold. The old communicators go first.
+  // Returns each rank's Create status; comm(r) is the new one where it is ok.
+  std::vector<absl::Status> Rejoin(CommunicatorOptions c, const std::string& store_dir) {
+    comms_.clear();
+    comms_.resize(workers_.size());
+    std::vector<absl::Status> status(workers_.size());
+    auto store = OpenStore("file:" + store_dir);
+    if (!store.ok()) {
+      status.assign(workers_.size(), store.status());
+      return status;
+    }
+    for (const control::WorkerConfig& w : workers_) {
+      absl::Status s =
+          (*store)->Set(absl::StrFormat("grid/worker/%d", w.rank), control::WorkerConfigToJson(w));
+      EXPECT_TRUE(s.ok()) << s;
+    }
+    TransportRegistry registry = TransportRegistry::WithBuiltins();
+    absl::Status registered = registry.Register(
+        "loop", [this](std::string_view spec) -> absl::StatusOr<std::unique_ptr<Transport>> {
+          const std::string text(spec);
+          int node = 0;
+          if (!absl::SimpleAtoi(text.substr(text.find(':') + 1), &node)) {
+            return absl::InvalidArgumentError("loop: " + text);
+          }
+          std::lock_guard<std::mutex> lock(attach_mu_);
+          return fabric_->Attach(static_cast<topology::NodeId>(node));
+        });
+    EXPECT_TRUE(registered.ok()) << registered;
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < workers_.size(); ++r) {
+      threads.emplace_back([&, r] {
+        CommunicatorOptions o = c;
+        o.bootstrap.rank = static_cast<int>(r);
+        o.bootstrap.world_size = static_cast<int>(workers_.size());
+        o.bootstrap.store = "file:" + store_dir;
+        o.bootstrap.transport = absl::StrFormat("loop:%d", workers_[r].node);
+        o.bootstrap.transports = &registry;
+        auto comm = Communicator::Create(o);
+        status[r] = comm.status();
+        if (comm.ok()) comms_[r] = *std::move(comm);
+      });
+    }
+    for (auto& t : threads) t.join();
+    return status;
+  }
   testing::LoopbackFabric& fabric() { return *fabric_; }
   const planner::Plan& plan() const { return plan_; }
   const topology::Topology& topology() const { return topo_; }
@@ -160,6 +211,7 @@ class Cluster {
   std::unique_ptr<root::RootShards> root_shards_;  // root_threads > 1
   std::atomic<bool> stop_{false};
   std::vector<std::unique_ptr<Communicator>> comms_;
+  std::mutex attach_mu_;  // Rejoin's ranks attach from their own threads
 };
 
 }  // namespace grid::testing

@@ -4,6 +4,7 @@
 // restart may cost the job: then every rank gets a clear error within twice
 // its timeout, and no rank ever returns a wrong sum.
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -152,6 +153,55 @@ TEST(Failures, ARootRestartEndsExactOrWithAClearError) {
   const std::vector<Outcome> out = RunRanks(cluster, 60);
   restart.join();
   ExpectExactOrClearError(out, timeout, 60);
+}
+
+// A second program on a job whose switches and root still hold the first
+// run's slots (docs/worker.md, "One run per job"). The first run did what
+// the second does, so the second's chunks match complete copies, which
+// answer them as retransmissions with the first run's sums. Create's fence
+// comes back with the first run's nonces: every rank's Create fails, naming
+// the job, before the program's first operation.
+TEST(Failures, ASecondRunOnTheSameSwitchesFailsAtCreateNeverWithOldSums) {
+  testing::ClusterOptions o;
+  o.comm.engine.timeout = absl::Seconds(2);
+  testing::Cluster cluster(o);
+  const std::string dir = ::testing::TempDir() + "/second_run_store";
+  std::filesystem::remove_all(dir);
+  std::vector<absl::Status> first = cluster.Rejoin(o.comm, dir);
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(first[r].ok()) << first[r];
+  for (const Outcome& out : RunRanks(cluster, 1)) {
+    EXPECT_EQ(out.completed, 1) << out.error;
+    EXPECT_EQ(out.wrong, 0);
+  }
+  std::vector<absl::Status> second = cluster.Rejoin(o.comm, dir);
+  for (int r = 0; r < cluster.size(); ++r) {
+    EXPECT_EQ(second[r].code(), absl::StatusCode::kFailedPrecondition) << second[r];
+    EXPECT_THAT(second[r].message(), ::testing::HasSubstr(absl::StrFormat("rank %d job 3", r)));
+    EXPECT_THAT(second[r].message(), ::testing::HasSubstr("another run's sum"));
+  }
+}
+
+// When the first run went on long enough to reuse every copy, the second
+// run's chunks are older than what the copies hold: the switches drop them,
+// and the fence ends in its timeout, with the likely cause named.
+TEST(Failures, ASecondRunAfterALongFirstOneTimesOutAtCreate) {
+  testing::ClusterOptions o;
+  o.comm.engine.timeout = absl::Seconds(1);
+  testing::Cluster cluster(o);
+  const std::string dir = ::testing::TempDir() + "/long_first_run_store";
+  std::filesystem::remove_all(dir);
+  std::vector<absl::Status> first = cluster.Rejoin(o.comm, dir);
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(first[r].ok()) << first[r];
+  // 65 chunks an operation, 64 slots: three operations use every copy.
+  for (const Outcome& out : RunRanks(cluster, 3)) {
+    EXPECT_EQ(out.completed, 3) << out.error;
+    EXPECT_EQ(out.wrong, 0);
+  }
+  std::vector<absl::Status> second = cluster.Rejoin(o.comm, dir);
+  for (int r = 0; r < cluster.size(); ++r) {
+    EXPECT_EQ(second[r].code(), absl::StatusCode::kDeadlineExceeded) << second[r];
+    EXPECT_THAT(second[r].message(), ::testing::HasSubstr("earlier run of this job"));
+  }
 }
 
 }  // namespace
