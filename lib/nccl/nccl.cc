@@ -56,9 +56,11 @@ ncclResult_t Fail(ncclComm* comm, ncclResult_t result, const std::string& messag
 }
 
 // An operation that failed on the fabric also becomes the communicator's
-// asynchronous error, as a failed kernel does in NCCL.
+// asynchronous error, as a failed kernel does in NCCL. One refused for its
+// arguments (a NaN, overlapping buffers) leaves the communicator working,
+// and a program that polls the asynchronous error must not abort for it.
 ncclResult_t FailAsync(ncclComm* comm, ncclResult_t result, const std::string& message) {
-  {
+  if (result != ncclInvalidArgument && result != ncclInvalidUsage) {
     std::lock_guard<std::mutex> lock(comm->mu);
     if (comm->async_error == ncclSuccess) comm->async_error = result;
   }

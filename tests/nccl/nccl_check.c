@@ -167,6 +167,13 @@ int main(int argc, char** argv) {
   NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
   CHECK(ibuf[n - 1] == 7 * nranks, "after the mismatch: %d", ibuf[n - 1]);
 
+  /* Overlapping buffers, on every rank: refused where they are given, and
+   * the communicator goes on, its asynchronous error untouched. */
+  r = ncclAllReduce(ibuf, ibuf + 1, n - 1, ncclInt32, ncclSum, comm, NULL);
+  CHECK(r == ncclInvalidArgument, "overlapping buffers gave %d (%s)", r, ncclGetLastError(comm));
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
+  CHECK(ibuf[n - 1] == 7 * nranks * nranks, "after the overlap: %d", ibuf[n - 1]);
+
   ncclResult_t async_error = ncclInternalError;
   NCCL_OK(ncclCommGetAsyncError(comm, &async_error));
   CHECK(async_error == ncclSuccess, "async error %d", async_error);
