@@ -6,6 +6,8 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -102,6 +104,17 @@ class TcpGlooPeer : public GlooPeer {
 absl::StatusOr<std::unique_ptr<GlooPeer>> GlooPeer::Connect(Store& store, int rank, int world,
                                                             const std::string& address,
                                                             absl::Duration timeout) {
+  // Gloo's device dereferences a failed lookup (a segfault on a name that
+  // does not resolve), so the name is looked up here first.
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int err = getaddrinfo(address.c_str(), nullptr, &hints, &found); err != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: Gloo over TCP on \"%s\": the address does not resolve: %s", rank,
+                        address, gai_strerror(err)));
+  }
+  freeaddrinfo(found);
   try {
     gloo::transport::tcp::attr attr(address.c_str());
     auto device = gloo::transport::tcp::CreateDevice(attr);
