@@ -19,6 +19,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "grid/control.h"
 #include "grid/planner.h"
 #include "grid/store.h"
@@ -26,6 +27,7 @@
 #include "grid/topology.h"
 #include "tools/emulation.h"
 #include "tools/flags.h"
+#include "transport/faults.h"
 
 namespace {
 
@@ -153,6 +155,21 @@ tools::EmulationOptions EmulationOptionsFrom(const tools::Flags& flags) {
   if (kind != "grid" && kind != "bmv2") flags.Fail("--switch: grid or bmv2");
   o.kind = kind == "bmv2" ? tools::SwitchKind::kBmv2 : tools::SwitchKind::kGrid;
   o.impairment = flags.String("link-impairment", "");
+  // Checked here: the switches take it as they start, in the background.
+  if (!o.impairment.empty()) {
+    for (const std::string& kv : std::vector<std::string>(absl::StrSplit(o.impairment, ','))) {
+      const std::vector<std::string> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+      transport::LinkFaults faults;
+      auto known = parts.size() == 2 && parts[0] != "seed"
+                       ? transport::ParseFault(parts[0], parts[1], faults)
+                       : absl::StatusOr<bool>(false);
+      if (!known.ok()) flags.Fail("--link-impairment: " + std::string(known.status().message()));
+      if (!*known) {
+        flags.Fail(
+            absl::StrFormat("--link-impairment: \"%s\": expected loss=P, dup=P or reorder=P", kv));
+      }
+    }
+  }
   if (auto gbps = flags.Get("link-gbps")) {
     double g = 0;
     if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");

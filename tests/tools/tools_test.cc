@@ -1,5 +1,5 @@
-// grid-plan and grid-sim as a user runs them: output format, exit statuses,
-// files written.
+// grid-plan, grid-sim, grid-tables and grid-controller as a user runs them: output format, exit
+// statuses, files written.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -87,6 +87,22 @@ TEST(GridPlan, BadArgumentsAreOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("grid-plan: ")) << args;
   }
+}
+
+// A link impairment the switches would refuse as they start (in the
+// background, their errors in their logs) is refused at planning instead.
+TEST(GridController, RefusesALinkImpairmentTheSwitchesWouldNotTake) {
+  const std::string base =
+      std::string(GRID_CONTROLLER_BIN) +
+      " --topology=testbed --workers=4 --udp-base-port=39000 --store=file:" +
+      (std::filesystem::temp_directory_path() / "grid_controller_test").string();
+  for (const char* bad : {"loss=2", "dup=-1", "loss=abc", "foo=1", "loss", "seed=3"}) {
+    const Result r = RunCommand(base + " --link-impairment=" + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_THAT(r.err, HasSubstr("--link-impairment: ")) << bad;
+  }
+  const Result ok = RunCommand(base + " --link-impairment=loss=0.01,dup=0.01,reorder=0.01");
+  EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
 TEST(GridPlan, WritesAByteIdenticalPlanFile) {
