@@ -588,6 +588,10 @@ void Report(Switch& sw) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (grid::tools::WantsSwitchUsage(argc, argv)) {
+    std::printf("%s", grid::tools::kSwitchUsage);
+    return 0;
+  }
   // Ports over kernel UDP sockets need no DPDK at all.
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]).rfind("--udp-port=", 0) == 0) {

@@ -200,6 +200,32 @@ inline sw::SwitchConfig LoadConfig(const std::string& source) {
   return *std::move(config);
 }
 
+// grid-switch --help (before the EAL, which would print only its own).
+inline constexpr char kSwitchUsage[] =
+    "usage: grid-switch [EAL arguments] -- (--config=FILE | --store=SPEC --name=SWITCH)\n"
+    "                   [--impair=PORT:loss=P,dup=P,reorder=P,gbps=G]...\n"
+    "                   [--capacity-gbps=C] [--rate-scale=S] [--idle-us=50]\n"
+    "       grid-switch --udp-port=BIND@PEER... (--config=FILE | --store=SPEC --name=SWITCH)\n"
+    "                   [the same flags]\n"
+    "The GRID switch pipeline on DPDK ports (any PMD; port i of the tables is DPDK port i)\n"
+    "or, with --udp-port, on kernel UDP sockets (port i is the i-th --udp-port). Its tables\n"
+    "come from a file or a store that grid-controller filled (grid/switch/SWITCH);\n"
+    "grid-controller also publishes each switch's port arguments (grid/switch-ports/SWITCH).\n"
+    "--capacity-gbps overrides the tables' aggregation capacity C_s, --rate-scale scales it\n"
+    "and every --impair rate (an emulation's factor), --idle-us is the nap of an idle poll\n"
+    "loop without a doorbell (0: busy polling). Signals: SIGUSR1 prints the counters (JSON,\n"
+    "stderr), SIGHUP reloads the tables, SIGINT/SIGTERM stop and print the final counters.\n"
+    "docs/switch.md has the rest.\n";
+
+// True when the arguments ask for the usage.
+inline bool WantsSwitchUsage(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
 // The flags after the EAL arguments (DPDK mode) or all of them (UDP mode).
 inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
   SwitchFlags f;
@@ -225,12 +251,14 @@ inline SwitchFlags ParseSwitchFlags(int argc, char** argv) {
       f.impairments.emplace_back(port, imp);
     } else if (auto v3 = value("--capacity-gbps")) {
       if (!absl::SimpleAtod(*v3, &f.capacity_gbps) || f.capacity_gbps < 0)
-        Fail("--capacity-gbps: not a number");
+        Fail("--capacity-gbps: expected a number >= 0");
     } else if (auto v5 = value("--rate-scale")) {
       if (!absl::SimpleAtod(*v5, &f.rate_scale) || !(f.rate_scale > 0))
         Fail("--rate-scale: expected a number > 0");
     } else if (auto v4 = value("--idle-us")) {
-      if (!absl::SimpleAtoi(*v4, &f.idle_us) || f.idle_us < 0) Fail("--idle-us: not a number");
+      if (!absl::SimpleAtoi(*v4, &f.idle_us) || f.idle_us < 0) {
+        Fail("--idle-us: expected a whole number >= 0");
+      }
     } else if (arg != "--") {
       Fail("unknown argument \"" + arg +
            "\" (--config, --store, --name, --udp-port, --impair, --capacity-gbps, --rate-scale, "
