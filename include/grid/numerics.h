@@ -31,14 +31,26 @@ namespace grid::numerics {
 inline constexpr int kExponentBias = 127;
 inline constexpr int kMaxFanIn = 65535;
 
-// The smallest valid block exponent of `block`. NaN or +-Inf is an
-// InvalidArgument error that names the first such element.
+// The exponent a rank proposes for a block it cannot quantize: one with a
+// NaN, an Inf, or an element of at least 2^127 (more than a sum of two can
+// hold). The switches agree on the max, so every rank learns it and fails
+// the operation for that block, instead of summing it at the largest
+// exponent, which would return the other ranks a finite, saturated value
+// and zeros around it (docs/worker.md, "Exponents for floats").
+inline constexpr uint8_t kNotFiniteExponent = 255;
+
+// The smallest valid block exponent of `block`, below kNotFiniteExponent.
+// NaN, +-Inf or an element of at least 2^127 is an InvalidArgument error
+// that names the first such element.
 absl::StatusOr<uint8_t> BlockExponent(absl::Span<const float> block);
 
 // The largest block exponent data of `type` can have: float16's largest
-// finite value, 65504, gives 143; float32 and bfloat16 reach 255. An agreed
-// exponent above it came from no rank (docs/security.md).
-constexpr uint8_t MaxBlockExponent(DataType type) { return type == DataType::kFloat16 ? 143 : 255; }
+// finite value, 65504, gives 143; float32 and bfloat16 stop at 254 (2^127).
+// An agreed exponent above it, other than kNotFiniteExponent, came from no
+// rank (docs/security.md).
+constexpr uint8_t MaxBlockExponent(DataType type) {
+  return type == DataType::kFloat16 ? 143 : kNotFiniteExponent - 1;
+}
 
 // ceil(log2(fan_in)): the headroom bits the scale leaves.
 constexpr int HeadroomBits(int fan_in) {

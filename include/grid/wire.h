@@ -71,17 +71,19 @@ struct Header {
   MessageType type = MessageType::kData;
   uint8_t flags = 0;
   uint16_t job_id = 0;
-  uint32_t job_token = 0;     // per-job secret; switches and the root drop mismatches
-  uint16_t rank = 0;          // DATA: sender; PARTIAL/RESULT: rank that asked, or kAllRanks
-  uint16_t agg_node = 0;      // node that aggregates this chunk (a switch id or the root id)
-  uint16_t path = 0;          // path label of the current leg
-  uint16_t next_path = 0;     // path label of the leg after aggregation (toward the root)
-  uint16_t fan_in = 1;        // contributions the aggregation node expects
-  uint16_t slot = 0;          // slot index in the job's pool
-  uint32_t op_seq = 0;        // operation sequence number within the job
-  uint32_t chunk = 0;         // chunk index within the operation
-  uint8_t exponent = 0;       // biased block exponent the payload was quantized with
-  uint8_t next_exponent = 0;  // biased exponent proposal for the block this slot carries next
+  uint32_t job_token = 0;  // per-job secret; switches and the root drop mismatches
+  uint16_t rank = 0;       // DATA: sender; PARTIAL/RESULT: rank that asked, or kAllRanks
+  uint16_t agg_node = 0;   // node that aggregates this chunk (a switch id or the root id)
+  uint16_t path = 0;       // path label of the current leg
+  uint16_t next_path = 0;  // path label of the leg after aggregation (toward the root)
+  uint16_t fan_in = 1;     // contributions the aggregation node expects
+  uint16_t slot = 0;       // slot index in the job's pool
+  uint32_t op_seq = 0;     // operation sequence number within the job
+  uint32_t chunk = 0;      // chunk index within the operation
+  uint8_t exponent = 0;    // biased block exponent the payload was quantized with
+  // Biased exponent proposal for a block later in the stream; 255 marks a
+  // block that is not finite (numerics::kNotFiniteExponent).
+  uint8_t next_exponent = 0;
   uint16_t num_elements = 0;  // int32 payload elements; 0 on SIGNALs and exponent probes
 
   bool operator==(const Header&) const = default;

@@ -120,6 +120,11 @@ absl::Status ElementError(absl::Span<const float> in, uint8_t exponent) {
       return absl::InvalidArgumentError(
           absl::StrFormat("element %d is %cInf", i, in[i] > 0 ? '+' : '-'));
     }
+    if (exponent == kNotFiniteExponent - 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("element %d = %g is not below 2^%d, the largest value GRID sums", i,
+                          in[i], int{exponent} - kExponentBias));
+    }
     return absl::InvalidArgumentError(absl::StrFormat(
         "element %d = %g is not below 2^%d: block exponent %d is too small (saturated)", i, in[i],
         int{exponent} - kExponentBias, exponent));
@@ -164,7 +169,9 @@ absl::StatusOr<uint8_t> BlockExponent(absl::Span<const float> block) {
   const uint32_t max_abs = internal::HaveAvx2()
                                ? internal::MaxAbsBitsAvx2(block.data(), block.size())
                                : internal::MaxAbsBitsScalar(block.data(), block.size());
-  if (max_abs >= kInfBits) return ElementError(block, 255);
+  if (max_abs >= LimitBits(kNotFiniteExponent - 1)) {
+    return ElementError(block, kNotFiniteExponent - 1);
+  }
   // For a normal max m with biased exponent field f, m < 2^(f + 1 - 127); a
   // subnormal max (f = 0) is below 2^-126 (exponent 1).
   return static_cast<uint8_t>(max_abs == 0 ? 0 : (max_abs >> 23) + 1);

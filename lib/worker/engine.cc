@@ -200,12 +200,13 @@ uint8_t Engine::LocalExponent(WireOp& op, uint32_t j) {
   const size_t n = std::min<size_t>(config_.elements, op.count - begin);
   auto e = numerics::BlockExponent({op.in_f + begin, n});
   if (e.ok()) return *e;
-  // A NaN or Inf: the operation fails, but this rank still proposes (the
-  // largest exponent) and contributes, so the others are not left waiting.
+  // A NaN or Inf: the operation fails, and this rank proposes the exponent
+  // that tells every rank so (numerics::kNotFiniteExponent). It still
+  // contributes, so the others are not left waiting.
   op.Fail(absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
                                                      op.pieces.front().op->id, begin, begin + n - 1,
                                                      e.status().message())));
-  return 254;
+  return numerics::kNotFiniteExponent;
 }
 
 // Runs once per wire operation, on the lane that answered its last chunk:

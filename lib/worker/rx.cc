@@ -52,6 +52,18 @@ void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
 // the operation fails, naming the chunk, instead of returning garbage.
 bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
   if (exponent <= op.max_exponent) return true;
+  if (exponent == numerics::kNotFiniteExponent) {
+    // A rank's block is not finite: every rank fails the operation, as the
+    // rank that had it does, rather than return the others a saturated
+    // sum. The chunk still goes out and comes back, so no rank waits.
+    const size_t begin = size_t{chunk} * config_.elements;
+    const size_t n = std::min<size_t>(config_.elements, op.count - begin);
+    op.Fail(absl::InvalidArgumentError(absl::StrFormat(
+        "allreduce %d: elements %d-%d: a rank's input there is NaN, Inf or not below 2^127 (that "
+        "rank's error names the element)",
+        op.pieces.front().op->id, begin, begin + n - 1)));
+    return true;
+  }
   op.Fail(absl::DataLossError(absl::StrFormat(
       "allreduce %d: chunk %d: exponent %d is above what %s data can have (%d); the result "
       "was forged or corrupted on the way",

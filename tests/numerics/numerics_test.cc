@@ -30,14 +30,14 @@ TEST(BlockExponent, KnownValues) {
   EXPECT_EQ(ExponentOf({1.0f}), 128);   // 1 < 2^1
   EXPECT_EQ(ExponentOf({0.99f}), 127);  // 0.99 < 2^0
   EXPECT_EQ(ExponentOf({0.5f, -3.0f, 2.0f}), 129);
-  EXPECT_EQ(ExponentOf({std::numeric_limits<float>::max()}), 255);
+  EXPECT_EQ(ExponentOf({0x1.fffffep126f}), 254);  // the largest value below 2^127
   EXPECT_EQ(ExponentOf({std::numeric_limits<float>::denorm_min()}), 1);
   EXPECT_EQ(ExponentOf({std::numeric_limits<float>::min()}), 2);  // 2^-126 < 2^-125
 }
 
 TEST(BlockExponent, IsTheSmallestValidExponent) {
   std::mt19937 rng(7);
-  std::uniform_int_distribution<uint32_t> bits(0, 0x7f7fffffu);
+  std::uniform_int_distribution<uint32_t> bits(0, 0x7effffffu);  // below 2^127
   for (int i = 0; i < 100000; ++i) {
     uint32_t b = bits(rng);
     float x;
@@ -61,6 +61,13 @@ TEST(BlockExponent, ReportsNonFinite) {
   EXPECT_THAT(BlockExponent(v).status().message(), HasSubstr("element 80 is +Inf"));
   v[80] = -kInf;
   EXPECT_THAT(BlockExponent(v).status().message(), HasSubstr("element 80 is -Inf"));
+  // From 2^127 on, finite values are refused too: their exponent, 255, is
+  // the mark of a block that is not finite (kNotFiniteExponent).
+  v[80] = 0x1p127f;
+  EXPECT_THAT(BlockExponent(v).status().message(),
+              HasSubstr("element 80 = 1.70141e+38 is not below 2^127"));
+  v[80] = -std::numeric_limits<float>::max();
+  EXPECT_EQ(BlockExponent(v).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Scale, HeadroomAndShift) {

@@ -567,7 +567,7 @@ TEST_F(Allreduce, BadArgumentsAreRejected) {
   EXPECT_EQ(c.AllReduce(a, a, 4, DataType::kFloat32).code(), absl::StatusCode::kAborted);
 }
 
-TEST_F(Allreduce, NonFiniteInputIsReportedNotHung) {
+TEST_F(Allreduce, NonFiniteInputFailsTheOperationOnEveryRankAndNoneHangs) {
   testing::Cluster cluster(Options());
   const size_t n = 200;
   std::vector<std::vector<float>> in, out(cluster.size(), std::vector<float>(n));
@@ -577,9 +577,25 @@ TEST_F(Allreduce, NonFiniteInputIsReportedNotHung) {
   cluster.Run([&](int r) {
     status[r] = cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, DataType::kFloat32);
   });
-  EXPECT_THAT(status[4].message(), HasSubstr("128-191"));
-  // The others complete: rank 4 still contributed (saturated).
-  EXPECT_TRUE(status[0].ok()) << status[0];
+  EXPECT_THAT(status[4].message(), HasSubstr("elements 128-191: element 2 is NaN"));
+  // Rank 4 proposed kNotFiniteExponent for that block: every other rank
+  // fails the operation too, naming the block, where it used to end OK
+  // with a saturated value and zeros there. Nobody hangs: rank 4 still
+  // contributed.
+  for (int r = 0; r < cluster.size(); ++r) {
+    if (r == 4) continue;
+    EXPECT_EQ(status[r].code(), absl::StatusCode::kInvalidArgument) << r << ": " << status[r];
+    EXPECT_THAT(status[r].message(), HasSubstr("elements 128-191: a rank's input there is NaN"))
+        << r;
+  }
+  // The communicators go on: the next operation is exact everywhere.
+  std::vector<std::vector<float>> again;
+  for (int r = 0; r < cluster.size(); ++r) again.push_back(FloatInput(r, n));
+  cluster.Run([&](int r) {
+    status[r] = cluster.comm(r).AllReduce(again[r].data(), out[r].data(), n, DataType::kFloat32);
+  });
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(status[r].ok()) << status[r];
+  ExpectFloatSum(again, out[0], 64);
 }
 
 }  // namespace
