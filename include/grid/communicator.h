@@ -87,7 +87,7 @@ class Communicator {
   static absl::StatusOr<std::unique_ptr<Communicator>> Create(CommunicatorOptions options);
   // Create() with options from the environment: GRID_RANK, GRID_WORLD_SIZE,
   // GRID_STORE, GRID_TRANSPORT, GRID_TIMEOUT_MS, GRID_WINDOW, GRID_RTO_US,
-  // GRID_THREADS,
+  // GRID_THREADS, GRID_FENCE (0: no fence),
   // and for rank 0 as the controller GRID_TOPOLOGY, GRID_PLANNER, GRID_ROOT;
   // GRID_ROOT_RANK=r makes rank r host the root (root.serve), on
   // GRID_ROOT_THREADS threads (root.threads);

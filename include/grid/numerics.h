@@ -25,8 +25,9 @@ GRID_API_BEGIN
 namespace grid::numerics {
 
 // A block exponent e (biased like IEEE single) promises |x| < 2^(e - 127) for
-// every element x of the block. 0 means an all-zero block; 255 admits every
-// finite float. Taking the max of two block exponents gives a valid exponent
+// every element x of the block. 0 means an all-zero block; 254 admits every
+// float below 2^127, and 255 marks a block that is not finite
+// (kNotFiniteExponent). Taking the max of two block exponents gives a valid exponent
 // for the union of their blocks, which is what the switches do.
 inline constexpr int kExponentBias = 127;
 inline constexpr int kMaxFanIn = 65535;

@@ -263,7 +263,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   if (!comm.ok() || !b.fence) return comm;
   auto nonce = api::FenceNonce();
   if (!nonce.ok()) return nonce.status();
-  if (absl::Status s = api::RunFence(**comm, config->job_id, *nonce); !s.ok()) return s;
+  if (absl::Status s = api::RunFence(**comm, *config, *nonce); !s.ok()) return s;
   return comm;
 }
 

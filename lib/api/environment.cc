@@ -68,6 +68,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   EngineOptions& e = o.engine;
   int64_t rank = b.rank, world = b.world_size, timeout_ms = -1, window = -1, rto_us = -1;
   int64_t root_rank = -1, threads = e.threads, root_threads = o.root.threads, busy_us = -1;
+  int64_t fence = b.fence ? 1 : 0;
   constexpr int64_t kMaxRank = 65534;
   constexpr int64_t kMaxMicros = int64_t{1} << 40;
   for (const absl::Status& s :
@@ -80,11 +81,13 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
         Integer({"GRID_THREADS"}, 1, 64, &threads),
         Integer({"GRID_BUSY_POLL_US"}, 0, 1000000, &busy_us),
         Integer({"GRID_ROOT_RANK"}, 0, kMaxRank, &root_rank),
-        Integer({"GRID_ROOT_THREADS"}, 1, 64, &root_threads)}) {
+        Integer({"GRID_ROOT_THREADS"}, 1, 64, &root_threads),
+        Integer({"GRID_FENCE"}, 0, 1, &fence)}) {
     if (!s.ok()) return s;
   }
   b.rank = static_cast<int>(rank);
   b.world_size = static_cast<int>(world);
+  b.fence = fence != 0;
   if (timeout_ms > 0) e.timeout = absl::Milliseconds(timeout_ms);
   if (window >= 0) e.window = static_cast<uint32_t>(window);
   e.threads = static_cast<uint32_t>(threads);

@@ -13,14 +13,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grid/communicator.h"
+#include "grid/host_config.h"
 
 namespace grid::api {
 
 // Each rank puts a nonce of this run into its own element of a vector of
 // `world` int32 and zeros elsewhere; the sum's element `rank` must come back
 // as this rank's nonce. An earlier run's sum, whole or mixed into this
-// run's, carries its nonces there instead. Errors name the job and the rank.
-absl::Status RunFence(Communicator& comm, uint16_t job_id, uint32_t nonce);
+// run's, carries other nonces there. Errors name the job and the rank.
+absl::Status RunFence(Communicator& comm, const control::WorkerConfig& config, uint32_t nonce);
 
 // A nonce for RunFence: random, in [1, 2^30].
 absl::StatusOr<uint32_t> FenceNonce();

@@ -233,6 +233,10 @@ ncclResult_t Join(ncclComm_t* out, int nranks, const std::string& store, int ran
   options->bootstrap.rank = rank;
   options->bootstrap.world_size = nranks;
   options->bootstrap.store = store;
+  // Inside ncclGroupStart/End one thread may start several ranks of the
+  // job, one after the other: none may wait for the others (NCCL completes
+  // them at ncclGroupEnd). Those run without Create's fence.
+  if (t_group_depth > 0) options->bootstrap.fence = false;
   auto comm = grid::Communicator::Create(*std::move(options));
   if (!comm.ok()) {
     return Fail(
