@@ -3,6 +3,7 @@
 // the root engine on its own thread.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <vector>
@@ -596,6 +597,57 @@ TEST_F(Allreduce, NonFiniteInputFailsTheOperationOnEveryRankAndNoneHangs) {
   });
   for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(status[r].ok()) << status[r];
   ExpectFloatSum(again, out[0], 64);
+}
+
+// The same when the mark rides on a data result, not on a probe: a NaN in
+// chunk 100 of an operation (proposed with chunk 36's data, a pool of 64
+// ahead), and one in the first chunk of a chained second operation
+// (proposed with the first's last data). Only the operation with the NaN
+// fails, on every rank, and the other is exact.
+TEST_F(Allreduce, NonFiniteMarksRideOnDataResultsAndChainsToo) {
+  auto o = Options();
+  o.comm.engine.fusion_bytes = 0;  // two wire operations, chained
+  testing::Cluster cluster(o);
+  const size_t n = 64 * 130;
+  std::vector<std::vector<float>> a, b, out_a(cluster.size(), std::vector<float>(n)),
+      out_b(cluster.size(), std::vector<float>(n));
+  for (int r = 0; r < cluster.size(); ++r) {
+    a.push_back(FloatInput(r, n));
+    b.push_back(FloatInput(r + 20, n));
+  }
+  for (int bad_op : {0, 1}) {
+    SCOPED_TRACE(bad_op);
+    std::vector<std::vector<float>> in_a = a, in_b = b;
+    if (bad_op == 0) {
+      in_a[2][64 * 100 + 5] = std::numeric_limits<float>::infinity();
+    } else {
+      in_b[6][3] = std::nanf("");
+    }
+    std::vector<absl::Status> sa(cluster.size()), sb(cluster.size());
+    cluster.Run([&](int r) {
+      Communicator& c = cluster.comm(r);
+      ASSERT_TRUE(c.GroupStart().ok());
+      auto wa = c.AllReduceAsync(in_a[r].data(), out_a[r].data(), n, DataType::kFloat32);
+      auto wb = c.AllReduceAsync(in_b[r].data(), out_b[r].data(), n, DataType::kFloat32);
+      ASSERT_TRUE(c.GroupEnd().ok());
+      ASSERT_TRUE(wa.ok() && wb.ok());
+      sa[r] = wa->Wait(absl::Seconds(60));
+      sb[r] = wb->Wait(absl::Seconds(60));
+    });
+    const std::vector<absl::Status>& bad = bad_op == 0 ? sa : sb;
+    const std::vector<absl::Status>& good = bad_op == 0 ? sb : sa;
+    const int culprit = bad_op == 0 ? 2 : 6;
+    const char* elements = bad_op == 0 ? "elements 6400-6463" : "elements 0-63";
+    for (int r = 0; r < cluster.size(); ++r) {
+      EXPECT_EQ(bad[r].code(), absl::StatusCode::kInvalidArgument) << r << ": " << bad[r];
+      EXPECT_THAT(bad[r].message(), HasSubstr(elements)) << r;
+      if (r != culprit) {
+        EXPECT_THAT(bad[r].message(), HasSubstr("a rank's input there")) << r;
+      }
+      ASSERT_TRUE(good[r].ok()) << r << ": " << good[r];
+    }
+    ExpectFloatSum(bad_op == 0 ? in_b : in_a, bad_op == 0 ? out_b[0] : out_a[0], 64);
+  }
 }
 
 }  // namespace
