@@ -18,7 +18,22 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gridConfig.cmake
         DESTINATION ${GRID_CMAKE_DIR})
 
 # Relocatable: the prefix is found from where grid.pc sits, so installing with
-# `cmake --install --prefix DIR` anywhere gives a working pkg-config file.
+# `cmake --install --prefix DIR` anywhere gives a working pkg-config file. It is
+# staged out of the build directory's top, where its relative prefix would name
+# the wrong lib/. libgrid is shared and no public header includes DPDK, so
+# grid.pc does not require libdpdk: its Cflags (-include rte_config.h,
+# -march=corei7) would otherwise reach every consumer's compile line.
 file(RELATIVE_PATH GRID_PC_TO_PREFIX /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
-configure_file(cmake/grid.pc.in ${CMAKE_CURRENT_BINARY_DIR}/grid.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/grid.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(cmake/grid.pc.in ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/grid.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/grid.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The build tree itself: pkg-config prefers grid-uninstalled.pc when it is on
+# PKG_CONFIG_PATH, so PKG_CONFIG_PATH=<build dir> links this build's libgrid
+# against the source tree's headers without installing.
+file(READ cmake/grid.pc.in _grid_pc)
+string(REGEX REPLACE "prefix=[^\n]*\nlibdir=[^\n]*\nincludedir=[^\n]*\n"
+       "libdir=$<TARGET_FILE_DIR:grid>\nincludedir=${PROJECT_SOURCE_DIR}/include\n"
+       _grid_pc "${_grid_pc}")
+string(CONFIGURE "${_grid_pc}" _grid_pc @ONLY)
+file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grid-uninstalled.pc CONTENT "${_grid_pc}")
