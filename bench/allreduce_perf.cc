@@ -190,6 +190,10 @@ int main(int argc, char** argv) {
       "--buckets=N runs GRID's allreduce of each size as N operations in one group\n");
   const int64_t min_bytes = flags.Int("min-bytes", 4096, 4, 1ll << 32);
   const int64_t max_bytes = flags.Int("max-bytes", 1 << 20, 4, 1ll << 32);
+  if (min_bytes > max_bytes) {
+    flags.Fail(absl::StrFormat("--min-bytes=%d is above --max-bytes=%d: no size to run", min_bytes,
+                               max_bytes));
+  }
   const int64_t factor = flags.Int("factor", 4, 2, 1024);
   const int iters = static_cast<int>(flags.Int("iters", 3, 1, 100000));
   const int warmup = static_cast<int>(flags.Int("warmup", 5, 0, 100000));
@@ -200,35 +204,34 @@ int main(int argc, char** argv) {
   const int buckets = static_cast<int>(flags.Int("buckets", 1, 1, 1024));
 
   auto options = Communicator::OptionsFromEnvironment();
-  if (!options.ok()) flags.Fail(std::string(options.status().message()));
+  if (!options.ok()) flags.Exit(options.status());
   auto store = OpenStore(options->bootstrap.store);
-  if (!store.ok()) flags.Fail(std::string(store.status().message()));
+  if (!store.ok()) flags.Exit(store.status());
   auto get = [&](const std::string& key) {
     auto v = (*store)->Get(key, options->bootstrap.timeout);
-    if (!v.ok()) flags.Fail(std::string(v.status().message()));
+    if (!v.ok()) flags.Exit(v.status());
     return *v;
   };
   auto config = control::ParseWorkerConfigJson(
       get(absl::StrFormat("grid/worker/%d", options->bootstrap.rank)));
-  if (!config.ok()) flags.Fail(std::string(config.status().message()));
+  if (!config.ok()) flags.Exit(config.status());
   const int world = config->world, rank = config->rank;
   if (gloo_address == "worker") gloo_address = wire::IpToString(config->ip);
   std::unique_ptr<bench::MpiPeer> mpi_peer;
   if (mpi) {
     auto m = bench::MpiPeer::Init(rank, world);
-    if (!m.ok()) flags.Fail(std::string(m.status().message()));
+    if (!m.ok()) flags.Exit(m.status());
     mpi_peer = *std::move(m);
   }
   std::function<uint64_t()> interface_sent;
   if (!tx_interface.empty()) {
-    if (auto b = InterfaceTxBytes(tx_interface); !b.ok())
-      flags.Fail(std::string(b.status().message()));
+    if (auto b = InterfaceTxBytes(tx_interface); !b.ok()) flags.Exit(b.status());
     interface_sent = [&] { return InterfaceTxBytes(tx_interface).value_or(0); };
   }
   std::vector<bench::RingPeer> peers(world);
   for (int r = 0; r < world; ++r) {
     auto c = control::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", r)));
-    if (!c.ok()) flags.Fail(std::string(c.status().message()));
+    if (!c.ok()) flags.Exit(c.status());
     peers[r].ip = c->ip;
   }
   std::string spec = options->bootstrap.transport.empty()
@@ -236,7 +239,7 @@ int main(int argc, char** argv) {
                          : options->bootstrap.transport;
   while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
   auto transport = OpenTransport(spec);
-  if (!transport.ok()) flags.Fail(std::string(transport.status().message()));
+  if (!transport.ok()) flags.Exit(transport.status());
   const std::string describe = (*transport)->Describe();
 
   std::vector<int64_t> sizes;
@@ -248,7 +251,7 @@ int main(int argc, char** argv) {
   auto measure = [&](const AllReduceFn& allreduce, const std::function<uint64_t()>& own_count) {
     auto rows = Measure(sizes, warmup, iters, rank, world, allreduce,
                         interface_sent ? interface_sent : own_count);
-    if (!rows.ok()) flags.Fail(std::string(rows.status().message()));
+    if (!rows.ok()) flags.Exit(rows.status());
     return *std::move(rows);
   };
   // The ring first, then Gloo, then MPI, then GRID over the ring's transport object.
@@ -265,7 +268,7 @@ int main(int argc, char** argv) {
   if (!gloo_address.empty()) {
     auto gloo =
         bench::GlooPeer::Connect(**store, rank, world, gloo_address, options->bootstrap.timeout);
-    if (!gloo.ok()) flags.Fail(std::string(gloo.status().message()));
+    if (!gloo.ok()) flags.Exit(gloo.status());
     gloo_rows = measure(
         [&](std::vector<float>& v) { return (*gloo)->AllReduce(v.data(), v.size()); }, nullptr);
     // Gloo counts nothing: a ring sends 2(n-1)/n of the data.
@@ -279,7 +282,7 @@ int main(int argc, char** argv) {
         [&](std::vector<float>& v) { return mpi_peer->AllReduce(v.data(), v.size()); }, nullptr);
   }
   auto comm = Communicator::Create(*config, *std::move(transport), *options);
-  if (!comm.ok()) flags.Fail(std::string(comm.status().message()));
+  if (!comm.ok()) flags.Exit(comm.status());
   grid_rows = measure(
       [&](std::vector<float>& v) {
         return GridAllReduce(**comm, v, buckets, options->engine.timeout);

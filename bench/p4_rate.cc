@@ -81,13 +81,13 @@ int main(int argc, char** argv) {
   }
   auto entries = sw::ConfigToP4Entries(config);
   auto commands = entries.ok() ? sw::P4EntriesToBmv2Commands(*entries) : entries.status();
-  if (!commands.ok()) flags.Fail(std::string(commands.status().message()));
+  if (!commands.ok()) flags.Exit(commands.status());
   std::vector<double> ratios;
   double bmv2_sum = 0, pipeline_sum = 0;
   for (int run = 0; run < runs; ++run) {
     const std::string d = absl::StrFormat("%s/run%d", dir, run);
     auto b = testing::RunBmv2(tools, d, config.num_ports, *commands, inputs, kChunks);
-    if (!b.ok()) flags.Fail(std::string(b.status().message()));
+    if (!b.ok()) flags.Exit(b.status());
     size_t outputs = 0;
     for (const auto& port : b->out) outputs += port.size();
     if (outputs != kChunks || b->last_out_us <= b->first_out_us) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 
 namespace grid::tools {
@@ -41,6 +42,17 @@ class Flags {
   [[noreturn]] void Error(const std::string& message) const {
     std::fprintf(stderr, "%s: %s\n", program_, message.c_str());
     std::exit(1);
+  }
+  // A failed Status from the work the flags asked for: what the user gave
+  // (InvalidArgument, NotFound, OutOfRange) is a usage error, anything else
+  // (a store that never answered, a transport that did not open) a failure,
+  // which --help would not fix.
+  [[noreturn]] void Exit(const absl::Status& status) const {
+    const std::string message(status.message());
+    if (absl::IsInvalidArgument(status) || absl::IsNotFound(status) || absl::IsOutOfRange(status)) {
+      Fail(message);
+    }
+    Error(message);
   }
 
   std::optional<std::string> Get(const std::string& key) const {

@@ -36,7 +36,7 @@ void OnSignal(int) { g_stop = 1; }
 
 template <typename T>
 T Check(absl::StatusOr<T> value, const tools::Flags& flags) {
-  if (!value.ok()) flags.Fail(std::string(value.status().message()));
+  if (!value.ok()) flags.Exit(value.status());
   return *std::move(value);
 }
 

@@ -78,7 +78,7 @@ struct Job {
 
 template <typename T>
 T Check(absl::StatusOr<T> value, const tools::Flags& flags) {
-  if (!value.ok()) flags.Fail(std::string(value.status().message()));
+  if (!value.ok()) flags.Exit(value.status());
   return *std::move(value);
 }
 
@@ -193,6 +193,9 @@ tools::Keys Emulation(const tools::Flags& flags, const Job& j, const tools::Emul
   if (o.kind == tools::SwitchKind::kBmv2 && !flags.Get("netns")) {
     flags.Fail("--switch=bmv2 runs on a --netns fabric");
   }
+  const int fabrics = (flags.Get("udp-base-port") ? 1 : 0) + (flags.Get("memif-dir") ? 1 : 0) +
+                      (flags.Get("netns") ? 1 : 0);
+  if (fabrics > 1) flags.Fail("--udp-base-port, --memif-dir and --netns: one fabric, not several");
   if (flags.Get("udp-base-port")) {
     const int base = static_cast<int>(flags.Int("udp-base-port", 0, 1024, 65535));
     if (base + 2 * static_cast<int>(j.topology.links().size()) > 65535) {
@@ -231,10 +234,10 @@ Published Publish(const tools::Flags& flags, const Job& job, const tools::Keys& 
   }
   auto store = Check(OpenStore(p.store_spec), flags);
   for (const auto& [key, value] : emulation) {
-    if (absl::Status s = store->Set(key, value); !s.ok()) flags.Fail(std::string(s.message()));
+    if (absl::Status s = store->Set(key, value); !s.ok()) flags.Exit(s);
   }
   if (absl::Status s = control::PublishJob(job.topology, job.plan, job.params, *store); !s.ok()) {
-    flags.Fail(std::string(s.message()));
+    flags.Exit(s);
   }
   return p;
 }
@@ -265,7 +268,7 @@ void LoadIntoBmv2(const tools::Flags& flags, const Job& job,
           tools::LoadBmv2(fabric, options, flags.String("bmv2-cli", "simple_switch_CLI"),
                           absl::Seconds(flags.Int("bmv2-wait-s", 60, 1, 3600)));
       !s.ok()) {
-    flags.Fail(std::string(s.message()));
+    flags.Exit(s);
   }
   std::printf("grid-controller: tables loaded into %zu BMv2 switches\n", job.switches.size());
   std::fflush(stdout);

@@ -53,13 +53,13 @@ Planned PlanFromFlags(const grid::tools::Flags& flags) {
   const std::string planner_name = flags.Required("planner");
   const uint64_t seed = static_cast<uint64_t>(flags.Int("seed", 1, 0, 1ll << 40));
   auto model = planner::ParseModel(flags.String("model", "links"));
-  if (!model.ok()) flags.Fail(std::string(model.status().message()));
+  if (!model.ok()) flags.Exit(model.status());
   auto topo = topology::LoadTopology(flags.Required("topology"));
-  if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
+  if (!topo.ok()) flags.Exit(topo.status());
   auto job = planner::MakeJob(*topo, workers, flags.Get("root"), seed);
-  if (!job.ok()) flags.Fail(std::string(job.status().message()));
+  if (!job.ok()) flags.Exit(job.status());
   auto created = planner::PlannerRegistry::WithBuiltins().Create(planner_name, OptionsFrom(flags));
-  if (!created.ok()) flags.Fail(std::string(created.status().message()));
+  if (!created.ok()) flags.Exit(created.status());
   const auto start = std::chrono::steady_clock::now();
   auto plan = (*created)->Plan(*topo, *job);
   const double seconds =

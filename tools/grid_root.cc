@@ -56,13 +56,13 @@ int main(int argc, char** argv) {
   std::string config_text, spec = flags.String("transport", "");
   if (auto store_spec = flags.Get("store")) {
     auto store = OpenStore(*store_spec);
-    if (!store.ok()) flags.Fail(std::string(store.status().message()));
+    if (!store.ok()) flags.Exit(store.status());
     auto text = (*store)->Get("grid/root", wait);
-    if (!text.ok()) flags.Fail(std::string(text.status().message()));
+    if (!text.ok()) flags.Exit(text.status());
     config_text = *text;
     if (spec.empty()) {
       auto t = (*store)->Get("grid/root-transport", wait);
-      if (!t.ok()) flags.Fail(std::string(t.status().message()));
+      if (!t.ok()) flags.Exit(t.status());
       spec = *t;
     }
   } else {
@@ -76,15 +76,15 @@ int main(int argc, char** argv) {
   while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
   if (spec.empty()) flags.Fail("--transport is required");
   auto config = control::ParseRootConfigJson(config_text);
-  if (!config.ok()) flags.Fail(std::string(config.status().message()));
+  if (!config.ok()) flags.Exit(config.status());
   auto transport = OpenTransport(spec);
-  if (!transport.ok()) flags.Fail(std::string(transport.status().message()));
+  if (!transport.ok()) flags.Exit(transport.status());
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGUSR1, OnSignal);
   auto root =
       root::RootShards::Start(*config, *std::move(transport), threads, absl::Milliseconds(5));
-  if (!root.ok()) flags.Fail(std::string(root.status().message()));
+  if (!root.ok()) flags.Exit(root.status());
   std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
                config->contributors.size(), (*root)->Describe().c_str());
   // The lanes run on their own threads; this one waits for a signal.

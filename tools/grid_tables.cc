@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
       {"topology", "plan", "out", "job-id", "token", "slots", "elements", "p4", "queue-cell-bytes"},
       kUsage);
   auto topo = topology::LoadTopology(flags.Required("topology"));
-  if (!topo.ok()) flags.Fail(std::string(topo.status().message()));
+  if (!topo.ok()) flags.Exit(topo.status());
   const std::string plan_path = flags.Required("plan");
   std::ifstream in(plan_path);
   if (!in) flags.Fail("cannot open " + plan_path);
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   const auto cell_bytes = static_cast<uint32_t>(flags.Int("queue-cell-bytes", 0, 0, 65536));
   if (cell_bytes > 0 && !p4) flags.Fail("--queue-cell-bytes is for the P4 entries: add --p4");
   auto configs = control::BuildSwitchConfigs(*topo, *plan, job);
-  if (!configs.ok()) flags.Fail(std::string(configs.status().message()));
+  if (!configs.ok()) flags.Exit(configs.status());
   const std::filesystem::path out = flags.Required("out");
   std::error_code error;
   std::filesystem::create_directories(out, error);
@@ -64,10 +64,10 @@ int main(int argc, char** argv) {
     std::ofstream(out / (config.name + ".json")) << sw::ConfigToJson(config);
     if (p4) {
       auto entries = sw::ConfigToP4Entries(config, cell_bytes);
-      if (!entries.ok()) flags.Fail(std::string(entries.status().message()));
+      if (!entries.ok()) flags.Exit(entries.status());
       std::ofstream(out / (config.name + ".p4rt.json")) << *entries;
       auto commands = sw::P4EntriesToBmv2Commands(*entries);
-      if (!commands.ok()) flags.Fail(std::string(commands.status().message()));
+      if (!commands.ok()) flags.Exit(commands.status());
       std::ofstream(out / (config.name + ".bmv2.txt")) << *commands;
     }
   }

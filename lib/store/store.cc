@@ -16,10 +16,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -40,6 +38,32 @@ absl::Status CheckKey(std::string_view key) {
   }
   if (!ok) return absl::InvalidArgumentError(absl::StrFormat("store key \"%s\" is not valid", key));
   return absl::OkStatus();
+}
+
+// NotFound while the file does not exist, Unavailable for any other failure.
+absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const std::string what =
+        absl::StrFormat("cannot read %s: %s", path.string(), std::strerror(errno));
+    return errno == ENOENT ? absl::NotFoundError(what) : absl::UnavailableError(what);
+  }
+  std::string value;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return absl::UnavailableError(
+          absl::StrFormat("cannot read %s: %s", path.string(), std::strerror(e)));
+    }
+    if (n == 0) break;
+    value.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return value;
 }
 
 class FileStore final : public Store {
@@ -94,17 +118,15 @@ class FileStore final : public Store {
     const std::filesystem::path path = dir_ / std::string(key);
     const absl::Time deadline = absl::Now() + timeout;
     while (true) {
-      std::ifstream in(path, std::ios::binary);
-      if (in) {
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
+      absl::StatusOr<std::string> value = ReadFile(path);
+      if (value.ok()) return value;
+      // Only a key not written yet is worth waiting for: an unreadable one
+      // (another user's 0700 store, a directory) will not become readable.
+      if (!absl::IsNotFound(value.status())) {
+        return absl::UnavailableError(
+            absl::StrFormat("store %s: key \"%s\": %s", Describe(), key, value.status().message()));
       }
-      if (absl::Now() >= deadline) {
-        return absl::DeadlineExceededError(absl::StrFormat("store %s: key \"%s\" not set after %s",
-                                                           Describe(), key,
-                                                           absl::FormatDuration(timeout)));
-      }
+      if (absl::Now() >= deadline) return NotSet(key, timeout);
       absl::SleepFor(absl::Milliseconds(10));
     }
   }
@@ -112,6 +134,20 @@ class FileStore final : public Store {
   std::string Describe() const override { return "file:" + dir_.string(); }
 
  private:
+  // Waiting is right (ranks may start before the controller publishes), but
+  // a directory nobody created after the whole timeout is most likely a
+  // store spec that differs from the controller's --store.
+  absl::Status NotSet(std::string_view key, absl::Duration timeout) const {
+    std::error_code ec;
+    const bool dir_exists = std::filesystem::is_directory(dir_, ec);
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "store %s: key \"%s\" not set after %s%s", Describe(), key, absl::FormatDuration(timeout),
+        dir_exists ? ""
+                   : absl::StrFormat("; nothing was ever published there (%s does not "
+                                     "exist): is it the store the controller wrote to?",
+                                     dir_.string())));
+  }
+
   std::filesystem::path dir_;
 };
 

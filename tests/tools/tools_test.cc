@@ -17,6 +17,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int status;
@@ -103,6 +104,10 @@ TEST(GridController, RefusesALinkImpairmentTheSwitchesWouldNotTake) {
   }
   const Result ok = RunCommand(base + " --link-impairment=loss=0.01,dup=0.01,reorder=0.01");
   EXPECT_EQ(ok.status, 0) << ok.err;
+  // Two fabrics at once used to be taken, quietly building the UDP one.
+  const Result two = RunCommand(base + " --memif-dir=/tmp/grid_controller_test_memif");
+  EXPECT_EQ(two.status, 2);
+  EXPECT_THAT(two.err, HasSubstr("one fabric, not several"));
 }
 
 TEST(GridPlan, WritesAByteIdenticalPlanFile) {
@@ -158,6 +163,22 @@ TEST(GridTables, WritesSwitchAndP4Tables) {
                 .status,
             2);
   std::filesystem::remove_all(dir);
+}
+
+// What the user typed wrong exits 2 and points at --help; a run that failed
+// (here: nothing ever published to the store) exits 1 and says why instead.
+TEST(GridRoot, TellsAUsageErrorFromAFailedRun) {
+  const Result usage = RunCommand(std::string(GRID_ROOT_BIN) + " --threads=0");
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_THAT(usage.err, HasSubstr("(try --help)"));
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "grid_root_test_never_published").string();
+  std::filesystem::remove_all(dir);
+  const Result failed = RunCommand(std::string(GRID_ROOT_BIN) + " --store=file:" + dir +
+                                   " --bootstrap-timeout-ms=50");
+  EXPECT_EQ(failed.status, 1) << failed.err;
+  EXPECT_THAT(failed.err, HasSubstr(dir + " does not exist"));
+  EXPECT_THAT(failed.err, Not(HasSubstr("--help")));
 }
 
 TEST(GridSim, WritesCsvTableAndPlots) {

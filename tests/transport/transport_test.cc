@@ -444,10 +444,33 @@ TEST(Store, FileStoreWaitsForKeys) {
   later.join();
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(*v, "hello");
-  EXPECT_EQ((*store)->Get("grid/missing", absl::Milliseconds(30)).status().code(),
-            absl::StatusCode::kDeadlineExceeded);
+  const absl::Status missing = (*store)->Get("grid/missing", absl::Milliseconds(30)).status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(missing.message(), HasSubstr("\"grid/missing\" not set after 30ms"));
+  EXPECT_THAT(missing.message(), Not(HasSubstr("does not exist")));
   EXPECT_FALSE((*store)->Set("../escape", "x").ok());
   EXPECT_FALSE((*store)->Set("/abs", "x").ok());
+}
+
+// A store directory nobody created is named when the wait ends; a key that
+// exists but cannot be read fails at once instead of waiting for the timeout.
+TEST(Store, FileStoreSaysWhyAKeyNeverCame) {
+  const std::string dir = ::testing::TempDir() + "/store_never_created";
+  std::filesystem::remove_all(dir);
+  auto absent = OpenStore("file:" + dir);
+  ASSERT_TRUE(absent.ok());
+  const absl::Status s = (*absent)->Get("grid/config", absl::Milliseconds(30)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr(dir + " does not exist"));
+
+  auto store = OpenStore("file:" + ::testing::TempDir() + "/store_unreadable");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Set("grid/dir/leaf", "x").ok());
+  const absl::Time start = absl::Now();
+  const absl::Status unreadable = (*store)->Get("grid/dir", absl::Seconds(30)).status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(unreadable.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(unreadable.message(), HasSubstr("\"grid/dir\": cannot read"));
 }
 
 TEST(Store, TcpStoreServesManyClients) {
