@@ -1,7 +1,8 @@
 // grid-root: the root (parameter server) as its own process. It reads its
 // config and transport from the store the controller filled (or from
 // --config/--transport), then completes chunks until SIGINT/SIGTERM, when it
-// prints its counters as JSON on stdout (SIGUSR1: on stderr, and go on).
+// prints its counters as JSON on stdout (SIGUSR1: on stderr, and go on;
+// SIGHUP: the config again, and nothing held from before).
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -21,12 +22,17 @@ constexpr char kUsage[] =
     "                 [--bootstrap-timeout-ms=60000] [--threads=1]\n"
     "Runs the job's root. The store holds grid/root and grid/root-transport.\n"
     "--threads=N: N threads, each completing the slots s with s % N == its index\n"
-    "(docs/worker.md, \"Threads\").\n";
+    "(docs/worker.md, \"Threads\").\n"
+    "Signals: SIGUSR1 prints the counters (JSON, stderr); SIGHUP reads the config again and\n"
+    "drops every slot it holds (a job's next run; docs/worker.md, \"One run per job\");\n"
+    "SIGINT and SIGTERM print them on stdout and exit.\n";
 
-volatile std::sig_atomic_t g_stop = 0, g_dump = 0;
+volatile std::sig_atomic_t g_stop = 0, g_dump = 0, g_reload = 0;
 void OnSignal(int sig) {
   if (sig == SIGUSR1) {
     g_dump = 1;
+  } else if (sig == SIGHUP) {
+    g_reload = 1;
   } else {
     g_stop = 1;
   }
@@ -43,6 +49,35 @@ std::string StatsJson(const grid::root::RootStats& s) {
       s.foreign, s.rejected, s.passed, s.proxied);
 }
 
+// Where the root's config comes from: the store's grid/root, or --config.
+// Read at start and again on SIGHUP.
+absl::StatusOr<grid::control::RootConfig> ReadConfig(const grid::tools::Flags& flags,
+                                                     grid::Store* store, absl::Duration wait) {
+  std::string text;
+  if (store != nullptr) {
+    auto t = store->Get("grid/root", wait);
+    if (!t.ok()) return t.status();
+    text = *std::move(t);
+  } else {
+    const std::string path = flags.Required("config");
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError("cannot open " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  return grid::control::ParseRootConfigJson(text);
+}
+
+// SIGHUP: the config again, and every thread starts over with nothing held.
+void Reload(const grid::tools::Flags& flags, grid::Store* store, grid::root::RootShards& root) {
+  auto config = ReadConfig(flags, store, absl::Seconds(5));
+  const absl::Status s = config.ok() ? root.Reload(*config, absl::Seconds(5)) : config.status();
+  std::fprintf(stderr, "grid-root: reload%s: %s\n",
+               config.ok() ? absl::StrFormat(" (job %d)", config->job_id).c_str() : "",
+               s.ToString().c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,35 +88,25 @@ int main(int argc, char** argv) {
   const auto threads = static_cast<uint32_t>(flags.Int("threads", 1, 1, 64));
   const absl::Duration wait =
       absl::Milliseconds(flags.Int("bootstrap-timeout-ms", 60000, 1, 1ll << 40));
-  std::string config_text, spec = flags.String("transport", "");
+  std::string spec = flags.String("transport", "");
+  std::unique_ptr<Store> store;
   if (auto store_spec = flags.Get("store")) {
-    auto store = OpenStore(*store_spec);
-    if (!store.ok()) flags.Exit(store.status());
-    auto text = (*store)->Get("grid/root", wait);
-    if (!text.ok()) flags.Exit(text.status());
-    config_text = *text;
-    if (spec.empty()) {
-      auto t = (*store)->Get("grid/root-transport", wait);
-      if (!t.ok()) flags.Exit(t.status());
-      spec = *t;
-    }
-  } else {
-    const std::string path = flags.Required("config");
-    std::ifstream in(path);
-    if (!in) flags.Fail("cannot open " + path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    config_text = ss.str();
+    auto opened = OpenStore(*store_spec);
+    if (!opened.ok()) flags.Exit(opened.status());
+    store = *std::move(opened);
+  }
+  auto config = ReadConfig(flags, store.get(), wait);
+  if (!config.ok()) flags.Exit(config.status());
+  if (spec.empty() && store != nullptr) {
+    auto t = store->Get("grid/root-transport", wait);
+    if (!t.ok()) flags.Exit(t.status());
+    spec = *t;
   }
   while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
   if (spec.empty()) flags.Fail("--transport is required");
-  auto config = control::ParseRootConfigJson(config_text);
-  if (!config.ok()) flags.Exit(config.status());
   auto transport = OpenTransport(spec);
   if (!transport.ok()) flags.Exit(transport.status());
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGUSR1, OnSignal);
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) std::signal(sig, OnSignal);
   auto root =
       root::RootShards::Start(*config, *std::move(transport), threads, absl::Milliseconds(5));
   if (!root.ok()) flags.Exit(root.status());
@@ -93,6 +118,10 @@ int main(int argc, char** argv) {
     if (g_dump) {
       g_dump = 0;
       std::fprintf(stderr, "%s\n", StatsJson((*root)->stats()).c_str());
+    }
+    if (g_reload) {
+      g_reload = 0;
+      Reload(flags, store.get(), **root);
     }
   }
   (*root)->Stop();

@@ -25,7 +25,8 @@ absl::Status OldSum(const control::WorkerConfig& config, size_t element, int64_t
   return absl::FailedPreconditionError(absl::StrFormat(
       "rank %d job %d: the run's fence (Create's first allreduce) came back with another run's "
       "sum (element %d: %d, this run's is %d): the job's switches and root still hold an earlier "
-      "run's slots. Publish a new job and restart the switches and the root",
+      "run's slots. Publish a new job, then restart the switches and the root or send them "
+      "SIGHUP",
       config.rank, config.job_id, element, got, want));
 }
 

@@ -88,17 +88,47 @@ void RootShards::Stop() {
   }
 }
 
+absl::Status RootShards::Reload(const control::RootConfig& config, absl::Duration timeout) {
+  if (absl::Status s = CheckThreads(config, lanes_.size()); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(reload_mu_);
+  reload_ = std::make_shared<const control::RootConfig>(config);
+  lanes_reloaded_ = 0;
+  generation_.fetch_add(1);
+  if (!reloaded_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                          [&] { return lanes_reloaded_ == lanes_.size(); })) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("root of job %d: %d of %d threads took the reload within %s", config.job_id,
+                        lanes_reloaded_, lanes_.size(), absl::FormatDuration(timeout)));
+  }
+  return absl::OkStatus();
+}
+
+void RootShards::TakeReload(Lane& lane) {
+  std::shared_ptr<const control::RootConfig> config;
+  {
+    std::lock_guard<std::mutex> lock(reload_mu_);
+    config = reload_;
+    lane.generation = generation_.load();
+  }
+  lane.retired = lane.retired + lane.engine->stats();
+  lane.engine = std::make_unique<RootEngine>(*config, lane.transport.get());
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  ++lanes_reloaded_;
+  reloaded_.notify_all();
+}
+
 void RootShards::Run(Lane& lane, absl::Duration idle_wait) {
   while (!stop_.load(std::memory_order_relaxed)) {
+    if (generation_.load(std::memory_order_relaxed) != lane.generation) TakeReload(lane);
     if (lane.engine->Poll()) {
       std::lock_guard<std::mutex> lock(stats_mu_);
-      lane.published = lane.engine->stats();
+      lane.published = lane.retired + lane.engine->stats();
     } else {
       lane.transport->WaitReadable(idle_wait);
     }
   }
   std::lock_guard<std::mutex> lock(stats_mu_);
-  lane.published = lane.engine->stats();
+  lane.published = lane.retired + lane.engine->stats();
 }
 
 RootStats RootShards::stats() const {

@@ -6,6 +6,7 @@
 #define GRID_LIB_ROOT_SHARDS_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,12 @@ class RootShards {
   RootShards& operator=(const RootShards&) = delete;
 
   void Stop();  // joins the threads; idempotent
+  // Every lane drops what it holds and completes `config`'s job from scratch,
+  // as a restarted process would, on the same transports (SIGHUP in
+  // grid-root: a job's next run, or another job). Returns once every lane has
+  // taken it, or DeadlineExceeded after `timeout` (the lanes still take it at
+  // their next poll). The counters go on from where they were.
+  absl::Status Reload(const control::RootConfig& config, absl::Duration timeout);
   // Every lane's counters, summed (as of each lane's last poll with work).
   RootStats stats() const;
   std::string Describe() const;  // the first lane's transport and the count
@@ -46,15 +53,25 @@ class RootShards {
   struct Lane {
     std::unique_ptr<Transport> transport;
     std::unique_ptr<RootEngine> engine;  // its thread only
+    uint64_t generation = 0;             // of the config its engine runs; its thread only
+    RootStats retired;                   // its earlier engines' counters; its thread only
     RootStats published;                 // under stats_mu_
     std::thread thread;
   };
   RootShards() = default;
   void Run(Lane& lane, absl::Duration idle_wait);
+  void TakeReload(Lane& lane);
 
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<bool> stop_{false};
   mutable std::mutex stats_mu_;
+  // A reload: the config and its generation (0: none yet), and how many
+  // lanes run it.
+  std::atomic<uint64_t> generation_{0};
+  std::mutex reload_mu_;
+  std::condition_variable reloaded_;
+  std::shared_ptr<const control::RootConfig> reload_;  // under reload_mu_
+  size_t lanes_reloaded_ = 0;                          // under reload_mu_
 };
 
 // A sum of counters, field by field.

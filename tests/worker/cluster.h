@@ -188,6 +188,18 @@ class Cluster {
     std::lock_guard<std::mutex> lock(root_mu_);
     root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
   }
+  // Between two runs: the switches restart their pipelines from their tables
+  // (a restart, or a SIGHUP that brings a new job's tables) and the root's
+  // threads start over (RootShards::Reload, grid-root's SIGHUP), on the same
+  // links.
+  absl::Status RestartSwitchesAndReloadRoot() {
+    for (const auto& [node, config] : switches_) {
+      if (absl::Status s = fabric_->RestartSwitch(node); !s.ok()) return s;
+    }
+    if (root_shards_) return root_shards_->Reload(root_config_, absl::Seconds(5));
+    RestartRoot();
+    return absl::OkStatus();
+  }
   // The root's counters so far (read while its thread runs: for tests that
   // only compare them after the ranks are done).
   root::RootStats root_stats() {

@@ -181,6 +181,32 @@ TEST(Failures, ASecondRunOnTheSameSwitchesFailsAtCreateNeverWithOldSums) {
   }
 }
 
+// The remedy: switches that start over (restarted, or given a new job's
+// tables) and a root that reloads (grid-root's SIGHUP) between the runs.
+// With the root on two threads (RootShards), the second run's fence passes
+// and its sums are exact, and the root's counters go on.
+TEST(Failures, ASecondRunAfterRestartingTheSwitchesAndReloadingTheRootIsExact) {
+  testing::ClusterOptions o;
+  o.comm.engine.timeout = absl::Seconds(2);
+  o.root_threads = 2;
+  testing::Cluster cluster(o);
+  const std::string dir = ::testing::TempDir() + "/reloaded_run_store";
+  std::filesystem::remove_all(dir);
+  std::vector<absl::Status> first = cluster.Rejoin(o.comm, dir);
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(first[r].ok()) << first[r];
+  for (const Outcome& out : RunRanks(cluster, 1)) EXPECT_EQ(out.wrong, 0);
+  const uint64_t completed = cluster.root_stats().completed;
+  ASSERT_GT(completed, 0u);
+  ASSERT_TRUE(cluster.RestartSwitchesAndReloadRoot().ok());
+  std::vector<absl::Status> second = cluster.Rejoin(o.comm, dir);
+  for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(second[r].ok()) << second[r];
+  for (const Outcome& out : RunRanks(cluster, 1)) {
+    EXPECT_EQ(out.completed, 1) << out.error;
+    EXPECT_EQ(out.wrong, 0);
+  }
+  EXPECT_GT(cluster.root_stats().completed, completed);
+}
+
 // When the first run went on long enough to reuse every copy, the second
 // run's chunks are older than what the copies hold: the switches drop them,
 // and the fence ends in its timeout, with the likely cause named.
