@@ -24,6 +24,7 @@ struct Pipeline::JobState {
     bool valid = false;
   };
   std::vector<PassMark> passed;  // 2 per slot
+  uint32_t token = 0;            // the job's token these copies were summed under
 };
 
 inline int Reason(Drop d) { return static_cast<int>(d); }

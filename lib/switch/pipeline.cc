@@ -54,12 +54,16 @@ absl::StatusOr<Pipeline> Pipeline::Create(SwitchConfig config) {
 
 namespace {
 
-// A pool's state for aggregate `a`: `old`'s if its pool did not change (a
-// table reload must not lose chunks in flight), fresh otherwise.
+// A pool's state for aggregate `a` of a job with `token`: `old`'s if neither
+// its pool nor the token changed (a table reload must not lose chunks in
+// flight), fresh otherwise. A new token is a new run of the job (the
+// controller draws one per publish): the old run's complete copies would
+// answer its chunks with the old sums.
 template <typename State>
-std::unique_ptr<State> StateFor(const JobEntry::Aggregate& a, std::unique_ptr<State> old) {
+std::unique_ptr<State> StateFor(const JobEntry::Aggregate& a, uint32_t token,
+                                std::unique_ptr<State> old) {
   std::unique_ptr<State> s;
-  if (old && old->copies.size() == 2u * a.slots &&
+  if (old && old->token == token && old->copies.size() == 2u * a.slots &&
       old->values.size() == 2u * a.slots * a.elements) {
     s = std::move(old);
   } else {
@@ -68,6 +72,7 @@ std::unique_ptr<State> StateFor(const JobEntry::Aggregate& a, std::unique_ptr<St
     s->bitmaps.assign(2u * a.slots * State::kBitmapWords, 0);
     s->values.assign(2u * a.slots * a.elements, 0);
     s->passed.assign(2u * a.slots, typename State::PassMark{});
+    s->token = token;
   }
   s->member.assign(65536, 0);
   for (size_t i = 0; i < a.members.size(); ++i) {
@@ -89,13 +94,14 @@ void Pipeline::BuildState() {
       auto old = proxy_state_.find({id, owner});
       next_proxies.emplace(
           std::pair{id, owner},
-          StateFor<JobState>(a, old == proxy_state_.end() ? nullptr : std::move(old->second)));
+          StateFor<JobState>(a, job.token,
+                             old == proxy_state_.end() ? nullptr : std::move(old->second)));
     }
     if (!job.aggregate && job.proxies.empty()) continue;
     counters_.jobs[id];
     if (!job.aggregate) continue;
     auto old = state_.find(id);
-    next.emplace(id, StateFor<JobState>(*job.aggregate,
+    next.emplace(id, StateFor<JobState>(*job.aggregate, job.token,
                                         old == state_.end() ? nullptr : std::move(old->second)));
   }
   state_ = std::move(next);

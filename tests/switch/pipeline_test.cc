@@ -104,6 +104,33 @@ TEST_F(PipelineTest, AggregatesAndCompletes) {
   EXPECT_EQ(jc.partials, 1u);
 }
 
+// SIGHUP's reload keeps a running job's slots (chunks in flight are not
+// lost), unless the job's token changed: a new token is a new run, which
+// the old run's complete copies must not answer with the old sums.
+TEST_F(PipelineTest, AReloadKeepsAJobsSlotsUnlessItsTokenChanged) {
+  for (int r : {2, 3, 6}) Feed(DataFrame(job_, r, 1, 0, {1, 2, 3, 4}), r);
+  ASSERT_EQ(s2p_->counters().jobs.at(7).partials, 1u);
+  SwitchConfig same = job_.configs.at(s2_);
+  ASSERT_TRUE(s2p_->Reload(same).ok());
+  // Rank 2 sends chunk 0 again: the kept copy answers it as a resend.
+  Output out = Feed(DataFrame(job_, 2, 1, 0, {1, 2, 3, 4}), 2);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).partials_resent, 1u);
+
+  SwitchConfig next_run = same;
+  next_run.jobs.at(7).token ^= 0x1234;
+  ASSERT_TRUE(s2p_->Reload(next_run).ok());
+  job_.params.token = next_run.jobs.at(7).token;
+  // The next run's chunk 0 starts a fresh sum: nothing goes out until every
+  // member has sent it, and the sum is the new run's.
+  EXPECT_TRUE(Feed(DataFrame(job_, 2, 1, 0, {5, 5, 5, 5}), 2).frames.empty());
+  EXPECT_TRUE(Feed(DataFrame(job_, 3, 1, 0, {5, 5, 5, 5}), 3).frames.empty());
+  out = Feed(DataFrame(job_, 6, 1, 0, {5, 5, 5, 5}), 6);
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(wire::LoadElement(Decode(out, 0).payload, 0), 15);
+  EXPECT_EQ(s2p_->counters().jobs.at(7).partials_resent, 1u);
+}
+
 // Feeds S2's members' chunks 0, 1, ... until S2 stops aggregating them;
 // returns the first chunk that did not complete.
 uint32_t Exhaust(Pipeline& p, const Job& job, uint16_t (*port)(const Job&, int)) {

@@ -599,6 +599,50 @@ TEST_F(Allreduce, NonFiniteInputFailsTheOperationOnEveryRankAndNoneHangs) {
   ExpectFloatSum(again, out[0], 64);
 }
 
+// float16 and bfloat16 take the same path (widened to float32, then
+// staged): an Inf or a NaN in one rank's input fails the operation on every
+// rank, naming the block, and the next operation is exact.
+TEST_F(Allreduce, NonFiniteSixteenBitInputFailsTheOperationOnEveryRank) {
+  testing::Cluster cluster(Options());
+  const size_t n = 200;
+  struct Case {
+    DataType type;
+    uint16_t bits;  // the non-finite value rank 2 holds at element 70
+    const char* what;
+  };
+  for (const Case c : {Case{DataType::kFloat16, 0x7c00, "element 6 is +Inf"},
+                       Case{DataType::kFloat16, 0xfe00, "element 6 is NaN"},
+                       Case{DataType::kBFloat16, 0xff80, "element 6 is -Inf"},
+                       Case{DataType::kBFloat16, 0x7fc0, "element 6 is NaN"}}) {
+    SCOPED_TRACE(absl::StrFormat("%s %#x", DataTypeName(c.type), c.bits));
+    std::vector<std::vector<uint16_t>> in(cluster.size(), std::vector<uint16_t>(n)),
+        out(cluster.size(), std::vector<uint16_t>(n));
+    for (int r = 0; r < cluster.size(); ++r) {
+      const std::vector<float> f = FloatInput(r, n);
+      ASSERT_TRUE(numerics::NarrowFromFloat(c.type, f.data(), n, in[r].data()).ok());
+    }
+    in[2][70] = c.bits;
+    std::vector<absl::Status> status(cluster.size());
+    cluster.Run([&](int r) {
+      status[r] = cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, c.type);
+    });
+    EXPECT_EQ(status[2].code(), absl::StatusCode::kInvalidArgument) << status[2];
+    EXPECT_THAT(status[2].message(), HasSubstr(std::string("elements 64-127: ") + c.what));
+    for (int r = 0; r < cluster.size(); ++r) {
+      if (r == 2) continue;
+      EXPECT_EQ(status[r].code(), absl::StatusCode::kInvalidArgument) << r << ": " << status[r];
+      EXPECT_THAT(status[r].message(), HasSubstr("elements 64-127: a rank's input there is NaN"))
+          << r;
+    }
+    in[2][70] = in[2][69];
+    cluster.Run([&](int r) {
+      status[r] = cluster.comm(r).AllReduce(in[r].data(), out[r].data(), n, c.type);
+    });
+    for (int r = 0; r < cluster.size(); ++r) ASSERT_TRUE(status[r].ok()) << r << ": " << status[r];
+    for (int r = 1; r < cluster.size(); ++r) EXPECT_EQ(out[r], out[0]);
+  }
+}
+
 // The same when the mark rides on a data result, not on a probe: a NaN in
 // chunk 100 of an operation (proposed with chunk 36's data, a pool of 64
 // ahead), and one in the first chunk of a chained second operation
