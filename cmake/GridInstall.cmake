@@ -36,4 +36,11 @@ string(REGEX REPLACE "prefix=[^\n]*\nlibdir=[^\n]*\nincludedir=[^\n]*\n"
        "libdir=$<TARGET_FILE_DIR:grid>\nincludedir=${PROJECT_SOURCE_DIR}/include\n"
        _grid_pc "${_grid_pc}")
 string(CONFIGURE "${_grid_pc}" _grid_pc @ONLY)
-file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/grid-uninstalled.pc CONTENT "${_grid_pc}")
+# Multi-config generators get one per configuration, in <build dir>/<config>/.
+get_property(_grid_multi GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+if(_grid_multi)
+  set(_grid_pc_dir ${CMAKE_CURRENT_BINARY_DIR}/$<CONFIG>)
+else()
+  set(_grid_pc_dir ${CMAKE_CURRENT_BINARY_DIR})
+endif()
+file(GENERATE OUTPUT ${_grid_pc_dir}/grid-uninstalled.pc CONTENT "${_grid_pc}")
