@@ -30,6 +30,10 @@ ProgressLoop::ProgressLoop(const control::WorkerConfig& config,
   }
 }
 
+namespace {
+constexpr size_t kMaxBufferBytes = size_t{1} << 47;
+}  // namespace
+
 ProgressLoop::~ProgressLoop() { (void)Shutdown(absl::Seconds(10)); }
 
 absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, void* recv,
@@ -49,6 +53,15 @@ absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, 
   if (count > 0 && (send == nullptr || recv == nullptr)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d: allreduce of %d elements with a null buffer", rank, count));
+  }
+  // No process addresses more than 2^47 bytes (x86-64 and AArch64 user
+  // space): a larger count is a bug such as a negative int made size_t, and
+  // its byte count may even wrap.
+  if (count > kMaxBufferBytes / DataTypeSize(type)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: allreduce of %d %s elements: more than the 2^47 bytes a buffer can have (a "
+        "negative count converted to size_t?)",
+        rank, count, DataTypeName(type)));
   }
   const size_t bytes = count * DataTypeSize(type);
   const auto* s = static_cast<const uint8_t*>(send);

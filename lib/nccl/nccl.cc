@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "grid/communicator.h"
+#include "nccl/agreement.h"
 
 struct ncclComm {
   std::unique_ptr<grid::Communicator> comm;
@@ -113,54 +114,25 @@ bool CheckAgreement() {
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
-// The agreement check. Each value is split into 8-bit limbs, and each limb l
-// contributes l and l^2 to an int32 sum over the ranks. By Cauchy-Schwarz,
-// n * sum(l^2) == sum(l)^2 exactly when every rank's l is the same; the sums
-// stay below 2^31 for up to 2^15 ranks.
-constexpr int kCheckValues = 10;  // count (8 limbs), type, op
-constexpr int kCheckInts = 2 * kCheckValues;
-
-void AppendCheck(const Pending& p, std::vector<int32_t>& out) {
-  int32_t limbs[kCheckValues];
-  for (int i = 0; i < 8; ++i)
-    limbs[i] = static_cast<int32_t>((uint64_t{p.count} >> (8 * i)) & 0xff);
-  limbs[8] = p.nccl_type;
-  limbs[9] = p.op;
-  for (int32_t l : limbs) {
-    out.push_back(l);
-    out.push_back(l * l);
-  }
-}
-
-bool Agreed(const int32_t* sums, int n) {
-  for (int i = 0; i < kCheckValues; ++i) {
-    const int64_t s = sums[2 * i], squares = sums[2 * i + 1];
-    if (s * s != int64_t{n} * squares) return false;
-  }
-  return true;
-}
-
 // Runs one communicator's share of a group: the agreement check, then the
 // operations, all in flight at once.
 ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
-  std::vector<int32_t> check;
-  const bool checking = CheckAgreement();
-  if (checking) {
-    for (const Pending* p : ops) AppendCheck(*p, check);
+  if (CheckAgreement()) {
+    std::vector<grid::nccl::OpKey> keys;
+    for (const Pending* p : ops) keys.push_back({p->count, p->nccl_type, p->op});
+    std::vector<int32_t> check = grid::nccl::AgreementCheck(keys);
     absl::Status s =
         comm->comm->AllReduce(check.data(), check.data(), check.size(), grid::DataType::kInt32);
     if (!s.ok()) {
       return FailAsync(comm, FromStatus(s),
                        absl::StrFormat("rank %d: ncclAllReduce: %s", comm->rank, s.message()));
     }
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (!Agreed(check.data() + i * kCheckInts, comm->nranks)) {
-        return Fail(comm, ncclInvalidUsage,
-                    absl::StrFormat("rank %d: ncclAllReduce #%d of the group: the ranks disagree "
-                                    "on count, datatype or op (this rank: count %d, datatype %d, "
-                                    "op %d); nothing was summed",
-                                    comm->rank, i, ops[i]->count, ops[i]->nccl_type, ops[i]->op));
-      }
+    if (!grid::nccl::Agreed(check, comm->nranks)) {
+      return Fail(comm, ncclInvalidUsage,
+                  absl::StrFormat("rank %d: ncclAllReduce: the ranks disagree on the number of "
+                                  "operations or on a count, datatype or op (this rank: %s); "
+                                  "nothing was summed",
+                                  comm->rank, grid::nccl::Describe(keys)));
     }
   }
   absl::Status s = ops.size() > 1 ? comm->comm->GroupStart() : absl::OkStatus();

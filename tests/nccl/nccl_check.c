@@ -167,6 +167,25 @@ int main(int argc, char** argv) {
   NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
   CHECK(ibuf[n - 1] == 7 * nranks, "after the mismatch: %d", ibuf[n - 1]);
 
+  /* The ranks queue different numbers of operations in a group (rank 0
+   * two, the others three): every rank gets ncclInvalidUsage, nothing is
+   * summed, and the communicator goes on. The check used to have a length
+   * per operation, so rank 0's shorter one passed: it sent its data and
+   * timed out, and the next operation timed out on every rank. */
+  for (size_t i = 0; i < n; ++i) ibuf[i] = 7;
+  NCCL_OK(ncclGroupStart());
+  for (int k = 0; k < (rank_ == 0 ? 2 : 3); ++k) {
+    r = ncclAllReduce(ibuf + k * 10, ibuf + k * 10, 10, ncclInt32, ncclSum, comm, NULL);
+    CHECK(r == ncclSuccess, "queueing group op %d gave %d", k, r);
+  }
+  r = ncclGroupEnd();
+  CHECK(r == ncclInvalidUsage, "a group of 2 against 3 gave %d (%s)", r, ncclGetLastError(comm));
+  CHECK(strstr(ncclGetLastError(comm), "number of operations") != NULL, "message: %s",
+        ncclGetLastError(comm));
+  CHECK(ibuf[0] == 7 && ibuf[29] == 7, "a refused group changed the buffer");
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
+  CHECK(ibuf[n - 1] == 7 * nranks, "after the refused group: %d", ibuf[n - 1]);
+
   /* Overlapping buffers, on every rank: refused where they are given, and
    * the communicator goes on, its asynchronous error untouched. */
   r = ncclAllReduce(ibuf, ibuf + 1, n - 1, ncclInt32, ncclSum, comm, NULL);

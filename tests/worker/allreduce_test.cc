@@ -564,6 +564,17 @@ TEST_F(Allreduce, BadArgumentsAreRejected) {
   EXPECT_EQ(c.AllReduce(a, a, 4, static_cast<DataType>(9)).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c.GroupEnd().code(), absl::StatusCode::kFailedPrecondition);
+  // Counts no buffer can have (a negative int made size_t): refused, where
+  // 2^62 used to throw std::length_error from the staging buffer and SIZE_MAX
+  // grew the process until the kernel killed it. Nothing is touched.
+  for (size_t count : {size_t{1} << 62, ~size_t{0}, (size_t{1} << 46) + 1}) {
+    for (DataType type : {DataType::kInt32, DataType::kFloat16}) {
+      const absl::Status s = c.AllReduce(a, a, count, type);
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << count << ": " << s;
+      EXPECT_THAT(s.message(), HasSubstr("more than the 2^47 bytes"));
+    }
+  }
+  EXPECT_EQ(a[0], 1);
   c.Abort();
   EXPECT_EQ(c.AllReduce(a, a, 4, DataType::kFloat32).code(), absl::StatusCode::kAborted);
 }

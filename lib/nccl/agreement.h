@@ -1,0 +1,32 @@
+// The NCCL layer's agreement check: before a call's (a group's) data, the
+// ranks allreduce a fixed-size digest of what each queued, so that ranks
+// that disagree on the number of operations, or on a count, type or op, all
+// refuse the call instead of summing mismatched buffers (docs/nccl.md).
+#ifndef GRID_LIB_NCCL_AGREEMENT_H_
+#define GRID_LIB_NCCL_AGREEMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace grid::nccl {
+
+// One queued operation, as the ranks must agree on it.
+struct OpKey {
+  size_t count;
+  int type;  // ncclDataType_t
+  int op;    // ncclRedOp_t
+};
+
+// The int32 vector to sum over the ranks: the same length whatever `ops`
+// holds.
+std::vector<int32_t> AgreementCheck(const std::vector<OpKey>& ops);
+// Whether the sum of every rank's AgreementCheck says they all had the same.
+bool Agreed(const std::vector<int32_t>& sums, int nranks);
+// What this rank queued, for the refusal's message.
+std::string Describe(const std::vector<OpKey>& ops);
+
+}  // namespace grid::nccl
+
+#endif  // GRID_LIB_NCCL_AGREEMENT_H_
