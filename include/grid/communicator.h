@@ -124,6 +124,14 @@ class Communicator {
   absl::Status GroupStart();
   absl::Status GroupEnd();
 
+  // The check Create(options) runs before it returns (BootstrapOptions::fence),
+  // for a communicator created without it: one allreduce that fails
+  // (FailedPrecondition, or DeadlineExceeded naming the likely cause) when
+  // the job's switches and root still hold an earlier run's slots. Every
+  // rank must run it as its next operation, at the same time: a thread that
+  // created several ranks runs each one's on its own thread.
+  absl::Status Fence();
+
   // Ends every operation in flight with `reason` (Aborted) and refuses new
   // ones. Other ranks then fail their operations by timeout.
   void Abort(absl::Status reason = absl::AbortedError("aborted"));

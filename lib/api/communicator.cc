@@ -261,9 +261,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   }
   auto comm = Assemble(*config, One(*std::move(transport)), options, std::move(parts));
   if (!comm.ok() || !b.fence) return comm;
-  auto nonce = api::FenceNonce();
-  if (!nonce.ok()) return nonce.status();
-  if (absl::Status s = api::RunFence(**comm, *config, *nonce); !s.ok()) return s;
+  if (absl::Status s = (*comm)->Fence(); !s.ok()) return s;
   return comm;
 }
 
@@ -332,6 +330,12 @@ absl::Status Communicator::GroupStart() { return impl_->progress().GroupStart();
 absl::Status Communicator::GroupEnd() { return impl_->progress().GroupEnd(); }
 void Communicator::Abort(absl::Status reason) { impl_->progress().Abort(std::move(reason)); }
 absl::Status Communicator::Shutdown(absl::Duration timeout) { return impl_->Shutdown(timeout); }
+absl::Status Communicator::Fence() {
+  auto nonce = api::FenceNonce();
+  if (!nonce.ok()) return nonce.status();
+  return api::RunFence(*this, impl_->config(), *nonce);
+}
+
 int Communicator::rank() const { return impl_->config().rank; }
 int Communicator::world_size() const { return impl_->config().world; }
 CommunicatorStats Communicator::stats() const { return impl_->progress().stats(); }

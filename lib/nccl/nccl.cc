@@ -15,14 +15,18 @@
 #include "absl/strings/str_format.h"
 #include "grid/communicator.h"
 #include "nccl/agreement.h"
+#include "nccl/codes.h"
 
 struct ncclComm {
   std::unique_ptr<grid::Communicator> comm;
   int rank = 0;
   int nranks = 0;
-  std::mutex mu;  // guards the two below: any thread may ask
+  std::mutex mu;  // guards the three below: any thread may ask
   ncclResult_t async_error = ncclSuccess;
   std::string last_error;
+  // Why the fence of a communicator created in a group failed: its fabric
+  // holds an earlier run's slots, and no operation may run on it.
+  std::string fence_error;
 };
 
 namespace {
@@ -46,6 +50,9 @@ struct Pending {
 };
 thread_local int t_group_depth = 0;
 thread_local std::vector<Pending> t_group;
+// Communicators this thread created inside the group: their fences run at
+// ncclGroupEnd, each on its own thread, before the group's operations.
+thread_local std::vector<ncclComm*> t_group_new;
 
 ncclResult_t Fail(ncclComm* comm, ncclResult_t result, const std::string& message) {
   t_last_error = message;
@@ -68,45 +75,6 @@ ncclResult_t FailAsync(ncclComm* comm, ncclResult_t result, const std::string& m
   return Fail(comm, result, message);
 }
 
-ncclResult_t FromStatus(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kOk:
-      return ncclSuccess;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-      return ncclInvalidArgument;
-    case absl::StatusCode::kFailedPrecondition:
-      return ncclInvalidUsage;
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kAborted:
-    case absl::StatusCode::kCancelled:
-      return ncclRemoteError;  // another rank, a switch or the root did not answer
-    case absl::StatusCode::kInternal:
-      return ncclInternalError;
-    default:
-      return ncclSystemError;
-  }
-}
-
-bool TypeOf(ncclDataType_t t, grid::DataType* out) {
-  switch (t) {
-    case ncclFloat32:
-      *out = grid::DataType::kFloat32;
-      return true;
-    case ncclInt32:
-      *out = grid::DataType::kInt32;
-      return true;
-    case ncclFloat16:
-      *out = grid::DataType::kFloat16;
-      return true;
-    case ncclBfloat16:
-      *out = grid::DataType::kBFloat16;
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Whether ranks must agree on every operation's count, type and op before
 // it runs (GRID_NCCL_CHECK=0 turns the check off, for benchmarks).
 bool CheckAgreement() {
@@ -124,7 +92,7 @@ ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
     absl::Status s =
         comm->comm->AllReduce(check.data(), check.data(), check.size(), grid::DataType::kInt32);
     if (!s.ok()) {
-      return FailAsync(comm, FromStatus(s),
+      return FailAsync(comm, grid::nccl::FromStatus(s),
                        absl::StrFormat("rank %d: ncclAllReduce: %s", comm->rank, s.message()));
     }
     if (!grid::nccl::Agreed(check, comm->nranks)) {
@@ -158,7 +126,7 @@ ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
     if (s.ok()) s = done;
   }
   if (!s.ok()) {
-    return FailAsync(comm, FromStatus(s),
+    return FailAsync(comm, grid::nccl::FromStatus(s),
                      absl::StrFormat("rank %d: ncclAllReduce: %s", comm->rank, s.message()));
   }
   return ncclSuccess;
@@ -207,21 +175,49 @@ ncclResult_t Join(ncclComm_t* out, int nranks, const std::string& store, int ran
   options->bootstrap.store = store;
   // Inside ncclGroupStart/End one thread may start several ranks of the
   // job, one after the other: none may wait for the others (NCCL completes
-  // them at ncclGroupEnd). Those run without Create's fence.
+  // them at ncclGroupEnd), so their fences run there (FenceGroup).
   if (t_group_depth > 0) options->bootstrap.fence = false;
   auto comm = grid::Communicator::Create(*std::move(options));
   if (!comm.ok()) {
-    return Fail(
-        nullptr,
-        FromStatus(comm.status()) == ncclInvalidArgument ? ncclInvalidArgument : ncclSystemError,
-        absl::StrFormat("rank %d: ncclCommInitRank: %s", rank, comm.status().message()));
+    return Fail(nullptr,
+                grid::nccl::FromStatus(comm.status()) == ncclInvalidArgument ? ncclInvalidArgument
+                                                                             : ncclSystemError,
+                absl::StrFormat("rank %d: ncclCommInitRank: %s", rank, comm.status().message()));
   }
   auto c = std::make_unique<ncclComm>();
   c->comm = *std::move(comm);
   c->rank = rank;
   c->nranks = nranks;
+  if (t_group_depth > 0) t_group_new.push_back(c.get());
   *out = c.release();
   return ncclSuccess;
+}
+
+// The fences of the communicators created in a group, all at once (one
+// thread each, as their ranks' first operation). A failure becomes the
+// communicator's async error, so nothing runs on a fabric that still holds
+// an earlier run's slots.
+ncclResult_t FenceGroup(std::vector<ncclComm*> comms) {
+  std::vector<absl::Status> status(comms.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < comms.size(); ++i) {
+    threads.emplace_back([&, i] { status[i] = comms[i]->comm->Fence(); });
+  }
+  for (std::thread& t : threads) t.join();
+  ncclResult_t result = ncclSuccess;
+  for (size_t i = 0; i < comms.size(); ++i) {
+    if (status[i].ok()) continue;
+    const std::string message =
+        absl::StrFormat("rank %d: ncclCommInitRank (completed at ncclGroupEnd): %s", comms[i]->rank,
+                        status[i].message());
+    {
+      std::lock_guard<std::mutex> lock(comms[i]->mu);
+      comms[i]->fence_error = message;
+    }
+    const ncclResult_t r = FailAsync(comms[i], ncclSystemError, message);
+    if (result == ncclSuccess) result = r;
+  }
+  return result;
 }
 
 // The store spec the environment names; empty when it names none.
@@ -310,7 +306,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   const int rank = comm->rank;
   delete comm;
   if (!s.ok()) {
-    return Fail(nullptr, FromStatus(s),
+    return Fail(nullptr, grid::nccl::FromStatus(s),
                 absl::StrFormat("rank %d: ncclCommDestroy: %s", rank, s.message()));
   }
   return ncclSuccess;
@@ -371,7 +367,7 @@ ncclResult_t ncclAllReduce(const void* sendbuf, void* recvbuf, size_t count,
     return Fail(comm, ncclInvalidArgument, who + ": sendbuf or recvbuf is null");
   }
   grid::DataType type;
-  if (!TypeOf(datatype, &type)) {
+  if (!grid::nccl::TypeOf(datatype, &type)) {
     return Fail(comm, ncclInvalidArgument,
                 absl::StrFormat("%s: datatype %d is not supported (ncclFloat32, ncclFloat16, "
                                 "ncclBfloat16, ncclInt32)",
@@ -381,6 +377,14 @@ ncclResult_t ncclAllReduce(const void* sendbuf, void* recvbuf, size_t count,
     return Fail(comm, ncclInvalidArgument,
                 absl::StrFormat("%s: op %d is not supported (ncclSum, ncclAvg): the switches add",
                                 who, op));
+  }
+  {
+    std::unique_lock<std::mutex> lock(comm->mu);
+    if (!comm->fence_error.empty()) {
+      const std::string why = comm->fence_error;
+      lock.unlock();
+      return Fail(comm, ncclSystemError, who + ": the communicator never started: " + why);
+    }
   }
   Pending p{comm, sendbuf, recvbuf, count, type, datatype, op};
   if (t_group_depth > 0) {
@@ -402,6 +406,11 @@ ncclResult_t ncclGroupEnd(void) {
   if (--t_group_depth > 0) return ncclSuccess;
   std::vector<Pending> group;
   group.swap(t_group);
+  std::vector<ncclComm*> created;
+  created.swap(t_group_new);
+  if (!created.empty()) {
+    if (ncclResult_t r = FenceGroup(std::move(created)); r != ncclSuccess) return r;
+  }
   if (group.empty()) return ncclSuccess;
   return RunGroup(std::move(group));
 }

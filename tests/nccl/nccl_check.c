@@ -61,8 +61,8 @@ static void ShareId(int rank, const char* path, ncclUniqueId* id) {
 static int Value(int r, size_t i, int op) { return (int)((r + 1) * 3 + (i % 97) + op * 5) - 60; }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: nccl_check RANK NRANKS ID_FILE\n");
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "rerun") == 0)) {
+    fprintf(stderr, "usage: nccl_check RANK NRANKS ID_FILE [rerun]\n");
     return 2;
   }
   rank_ = atoi(argv[1]);
@@ -77,7 +77,32 @@ int main(int argc, char** argv) {
   CHECK(version >= 21800, "version %d", version);
 
   ncclComm_t comm;
+  if (argc == 5) {
+    /* A second program on the same fabric, every rank started inside a
+     * group (NCCL's idiom for several ranks per thread): the fence runs at
+     * ncclGroupEnd and refuses the old run's slots, and the communicator
+     * runs nothing. It used to skip the fence and sum with the old run's
+     * results, reporting success. */
+    NCCL_OK(ncclGroupStart());
+    NCCL_OK(ncclCommInitRank(&comm, nranks, id, rank_));
+    ncclResult_t r = ncclGroupEnd();
+    CHECK(r == ncclSystemError, "a grouped init on a used fabric gave %d", r);
+    CHECK(strstr(ncclGetLastError(comm), "earlier run") != NULL, "message: %s",
+          ncclGetLastError(comm));
+    int x = 1;
+    r = ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, comm, NULL);
+    CHECK(r == ncclSystemError && x == 1, "an allreduce after a failed fence gave %d, %d", r, x);
+    CHECK(strstr(ncclGetLastError(comm), "never started") != NULL, "message: %s",
+          ncclGetLastError(comm));
+    NCCL_OK(ncclCommDestroy(comm));
+    printf("rank %d: ok\n", rank_);
+    return 0;
+  }
+  /* Ranks 2 and 3 start inside a group, their fence at ncclGroupEnd
+   * meeting the others' (in ncclCommInitRank). */
+  if (rank_ >= 2) NCCL_OK(ncclGroupStart());
   NCCL_OK(ncclCommInitRank(&comm, nranks, id, rank_));
+  if (rank_ >= 2) NCCL_OK(ncclGroupEnd());
   int count = 0, me = -1;
   NCCL_OK(ncclCommCount(comm, &count));
   NCCL_OK(ncclCommUserRank(comm, &me));

@@ -25,5 +25,16 @@ for r in 0 1 2 3; do
 done
 fabric_wait_ranks || fail "a rank failed"
 for r in 0 1 2 3; do grep -q "rank $r: ok" "$work/rank-$r.log" || fail "rank $r"; done
+# A second program on the same switches and root: every rank's grouped init
+# must fail at ncclGroupEnd (the fence), never sum with the first run's slots.
+rm -f "$work/nccl-id"
+fabric_rank_pids=()
+for r in 0 1 2 3; do
+  GRID_STORE="file:$work/store" GRID_TIMEOUT_MS=3000 GRID_RTO_US=5000 \
+    "$check" "$r" 4 "$work/nccl-id" rerun > "$work/rerun-$r.log" 2>&1 &
+  fabric_rank_pids+=($!)
+done
+fabric_wait_ranks || { cat "$work"/rerun-*.log; fail "a rank of the second run failed"; }
+for r in 0 1 2 3; do grep -q "rank $r: ok" "$work/rerun-$r.log" || fail "rerun rank $r"; done
 fabric_stop
-echo "nccl: 4 ranks, every check held"
+echo "nccl: 4 ranks, every check held; a second run's grouped init refused"

@@ -1,0 +1,18 @@
+// Between NCCL's codes and libgrid's: a Status's result code, an NCCL
+// datatype's grid::DataType.
+#ifndef GRID_LIB_NCCL_CODES_H_
+#define GRID_LIB_NCCL_CODES_H_
+
+#include "absl/status/status.h"
+#include "grid/nccl.h"
+#include "grid/types.h"
+
+namespace grid::nccl {
+
+ncclResult_t FromStatus(const absl::Status& s);
+// False for a type GRID does not aggregate.
+bool TypeOf(ncclDataType_t t, grid::DataType* out);
+
+}  // namespace grid::nccl
+
+#endif  // GRID_LIB_NCCL_CODES_H_
