@@ -184,6 +184,16 @@ ProcessGroupGrid::~ProcessGroupGrid() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupGrid::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
+  // c10d's allreduce of several tensors (one per device) sums them all into
+  // each, as Gloo does; reducing each on its own would answer that call
+  // with other values.
+  if (tensors.size() > 1) {
+    throw std::invalid_argument(absl::StrFormat(
+        "%sallreduce of %d tensors: the grid backend takes one tensor per allreduce (c10d sums "
+        "a list together, one tensor per device); all_reduce_coalesced reduces tensors each on "
+        "its own",
+        Prefix(rank_), tensors.size()));
+  }
   return AllReduceOnGrid("allreduce", tensors, opts.reduceOp, opts.timeout);
 }
 
@@ -228,6 +238,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGrid::AllReduceOnGrid(
     }
     if (!host.is_same(t)) pending->copy_back.emplace_back(t, host);
     reduced.emplace_back(host, *type);
+  }
+  // The library refuses an operation whose memory another of the group
+  // uses (they run at once); checked here first, so the call goes whole or
+  // not at all. A tensor given twice, or views that overlap, land here.
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    const auto* a = static_cast<const uint8_t*>(reduced[i].first.data_ptr());
+    const size_t na = reduced[i].first.nbytes();
+    for (size_t j = 0; j < i; ++j) {
+      const auto* b = static_cast<const uint8_t*>(reduced[j].first.data_ptr());
+      const size_t nb = reduced[j].first.nbytes();
+      if (na > 0 && nb > 0 && a < b + nb && b < a + na) {
+        fail(absl::StrFormat("tensors %d and %d share memory; each is reduced in place, at once", j,
+                             i));
+      }
+    }
   }
   pending->work = c10::make_intrusive<GridWork>(tensors);
   c10::intrusive_ptr<c10d::Work> handle = pending->work;

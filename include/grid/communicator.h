@@ -104,10 +104,18 @@ class Communicator {
 
   // Sums `count` elements of every rank's `send` into every rank's `recv`.
   // send == recv works in place. Every rank must issue the same operations
-  // in the same order.
+  // in the same order: from one thread, or from threads whose calls the
+  // program orders (two threads calling at will interleave differently on
+  // each rank, and their operations are summed with each other's, as with
+  // NCCL). A failed operation leaves `recv` unspecified: in place, the input
+  // is gone.
   absl::Status AllReduce(const void* send, void* recv, size_t count, DataType type,
                          ReduceOp op = ReduceOp::kSum, const AllreduceOptions& options = {});
   // The same, returning at once. The buffers must stay valid until the end.
+  // An operation on memory an earlier one still uses (its recv, or its send
+  // when this one writes there) waits for it first, as a stream orders
+  // NCCL's; inside a group, where operations run at once, it is refused
+  // (InvalidArgument).
   absl::StatusOr<Work> AllReduceAsync(const void* send, void* recv, size_t count, DataType type,
                                       ReduceOp op = ReduceOp::kSum,
                                       const AllreduceOptions& options = {});

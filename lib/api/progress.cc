@@ -31,8 +31,54 @@ ProgressLoop::ProgressLoop(const control::WorkerConfig& config,
 }
 
 namespace {
+
 constexpr size_t kMaxBufferBytes = size_t{1} << 47;
+
+bool Intersect(const void* a, const void* b, size_t bytes_a, size_t bytes_b) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return bytes_a > 0 && bytes_b > 0 && x < y + bytes_b && y < x + bytes_a;
+}
+
 }  // namespace
+
+// One writes what the other reads or writes: they must not run at once.
+bool ProgressLoop::Conflict(const OpState& a, const OpState& b) {
+  const size_t na = a.count * DataTypeSize(a.type), nb = b.count * DataTypeSize(b.type);
+  return Intersect(a.recv, b.recv, na, nb) || Intersect(a.recv, b.send, na, nb) ||
+         Intersect(a.send, b.recv, na, nb);
+}
+
+absl::Status ProgressLoop::AwaitOverlapping(const OpState& op) {
+  std::vector<std::shared_ptr<OpState>> earlier;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(flight_, [](const std::weak_ptr<OpState>& w) {
+      auto s = w.lock();
+      if (s == nullptr) return true;
+      std::lock_guard<std::mutex> op_lock(s->mu);
+      return s->done;
+    });
+    for (const auto& w : flight_) {
+      auto s = w.lock();
+      // The open group's operations have not started: Submit refuses those.
+      if (s == nullptr || std::find(group_.begin(), group_.end(), s) != group_.end()) continue;
+      if (Conflict(op, *s)) earlier.push_back(std::move(s));
+    }
+  }
+  // Outside a group an operation on memory an earlier one still uses waits
+  // for it, as a stream orders NCCL's: run together, the later would read
+  // the earlier's input or have its result overwritten.
+  for (const auto& s : earlier) {
+    std::unique_lock<std::mutex> lock(s->mu);
+    if (!s->cv.wait_until(lock, absl::ToChronoTime(op.deadline), [&] { return s->done; })) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "rank %d: this allreduce waited for allreduce %d, which uses the same memory, until "
+          "its timeout",
+          config_.rank, s->id));
+    }
+  }
+  return absl::OkStatus();
+}
 
 ProgressLoop::~ProgressLoop() { (void)Shutdown(absl::Seconds(10)); }
 
@@ -79,6 +125,7 @@ absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, 
   state->submitted = absl::Now();
   state->deadline =
       state->submitted + (o.timeout > absl::ZeroDuration() ? o.timeout : options_.timeout);
+  if (absl::Status waited = AwaitOverlapping(*state); !waited.ok()) return waited;
   std::lock_guard<std::mutex> lock(mu_);
   if (!closed_.ok()) return closed_;
   if (blocking && in_group_) {
@@ -86,7 +133,17 @@ absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, 
     return absl::FailedPreconditionError(
         absl::StrFormat("rank %d: a blocking AllReduce inside a group (use AllReduceAsync)", rank));
   }
+  for (const auto& other : group_) {
+    if (Conflict(*state, *other)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: allreduce %d of this group uses memory that this allreduce writes or reads: "
+          "operations of one group run at once, so each buffer may appear once (as send and "
+          "recv of one operation)",
+          rank, other->id));
+    }
+  }
   state->id = ++next_id_;
+  flight_.push_back(state);
   TellHealth();
   if (in_group_) {
     group_.push_back(state);

@@ -74,6 +74,10 @@ class ProgressLoop {
   };
 
   void Run(LaneState& lane);
+  static bool Conflict(const internal::OpState& a, const internal::OpState& b);
+  // Waits (until `op`'s deadline) for the operations in flight whose
+  // buffers conflict with `op`'s.
+  absl::Status AwaitOverlapping(const internal::OpState& op);
   void FinishGroup(const absl::Status& status);                         // under mu_
   void QueueRun(std::vector<std::shared_ptr<internal::OpState>>& run);  // under mu_
   void PublishStats(LaneState& lane, uint64_t fused);
@@ -88,6 +92,8 @@ class ProgressLoop {
   std::mutex shutdown_mu_;
   std::condition_variable cv_;
   std::vector<std::shared_ptr<internal::OpState>> group_;
+  // Operations handed over and maybe not done, for AwaitOverlapping.
+  std::vector<std::weak_ptr<internal::OpState>> flight_;
   bool in_group_ = false;
   uint64_t next_id_ = 0;
   uint32_t op_seq_ = 0;

@@ -55,8 +55,7 @@ check(torch.allclose(t.double(), expected(n, torch.float32) / world, rtol=1e-6),
 a = ramp(3000, torch.float32)
 b = ramp(70, torch.int32)
 c = ramp(4000, torch.float32).view(40, 100).t()  # not contiguous
-work = dist.distributed_c10d._get_default_group().allreduce([a, b, c])
-work.wait()
+dist.distributed_c10d._get_default_group().allreduce_coalesced([a, b, c]).wait()
 check(torch.equal(a.double(), expected(3000, torch.float32)), "list: tensor 0")
 check(torch.equal(b.double(), expected(70, torch.int32)), "list: tensor 1")
 check(torch.equal(c.double(), expected(4000, torch.float32).view(40, 100).t()),
@@ -98,6 +97,20 @@ check(raises(lambda: dist.all_reduce(torch.ones(4, dtype=torch.float64)),
              f"rank {rank}", "allreduce", "float64"), "float64 raises")
 check(raises(lambda: dist.all_reduce(torch.ones(4), op=dist.ReduceOp.MAX),
              f"rank {rank}", "allreduce", "MAX"), "MAX raises")
+# c10d's allreduce of a list sums the list too (one tensor per device):
+# GRID takes one tensor there. Tensors that share memory in one coalesced
+# call would be reduced at once: refused before anything is sent.
+check(raises(lambda: dist.distributed_c10d._get_default_group().allreduce(
+    [torch.ones(4), torch.ones(4)]), f"rank {rank}", "takes one tensor"), "allreduce of a list raises")
+z = torch.ones(100)
+check(raises(lambda: dist.all_reduce_coalesced([z, z]), "share memory"), "a tensor twice raises")
+v = torch.ones(300)
+check(raises(lambda: dist.all_reduce_coalesced([v[0:200], v[100:300]]), "share memory"),
+      "overlapping views raise")
+check(torch.equal(z, torch.ones(100)) and torch.equal(v, torch.ones(300)), "refused calls sent nothing")
+t = torch.full((10,), 1.0)
+dist.all_reduce(t)
+check(torch.equal(t, torch.full((10,), float(world))), "after the refused calls")
 # An op neither GRID nor torch 1.13's Gloo has.
 check(raises(lambda: dist.all_to_all([torch.zeros(1)] * world, [torch.ones(1)] * world),
              f"rank {rank}", "alltoall", "Gloo"), "all_to_all raises")

@@ -554,6 +554,62 @@ TEST_F(Allreduce, ADeadRankEndsEveryOtherRankWithAnError) {
   EXPECT_FALSE(cluster.comm(0).AllReduce(&x, &x, 1, DataType::kInt32).ok());
 }
 
+// Operations that share memory (one writes what the other reads or
+// writes). In a group, which runs its operations at once, the second is
+// refused, on every rank alike; outside a group the later waits for the
+// earlier, as a stream would order them. Both used to run at once: a
+// tensor given twice to torch's all_reduce_coalesced came back summed twice,
+// overlapping views came back wrong (an outside trial).
+TEST_F(Allreduce, OperationsOnTheSameMemoryAreRefusedInAGroupAndOrderedOutside) {
+  testing::Cluster cluster(Options());
+  const int n = 1000;
+  std::vector<std::vector<int32_t>> z(cluster.size()), b(cluster.size());
+  std::vector<absl::Status> twice(cluster.size()), view(cluster.size()), first(cluster.size());
+  cluster.Run([&](int r) {
+    Communicator& c = cluster.comm(r);
+    z[r].assign(n, r + 1);
+    b[r].assign(2 * n, r + 1);
+    ASSERT_TRUE(c.GroupStart().ok());
+    auto w = c.AllReduceAsync(z[r].data(), z[r].data(), n, DataType::kInt32);
+    twice[r] = c.AllReduceAsync(z[r].data(), z[r].data(), n, DataType::kInt32).status();
+    auto wb = c.AllReduceAsync(b[r].data(), b[r].data(), n, DataType::kInt32);
+    view[r] =
+        c.AllReduceAsync(b[r].data() + n / 2, b[r].data() + n / 2, n, DataType::kInt32).status();
+    ASSERT_TRUE(c.GroupEnd().ok());
+    first[r] = w.ok() && wb.ok() ? w->Wait() : absl::InternalError("not submitted");
+    if (first[r].ok()) first[r] = wb->Wait();
+  });
+  const int sum = cluster.size() * (cluster.size() + 1) / 2;
+  for (int r = 0; r < cluster.size(); ++r) {
+    EXPECT_EQ(twice[r].code(), absl::StatusCode::kInvalidArgument) << twice[r];
+    EXPECT_THAT(twice[r].message(), HasSubstr("uses memory that this allreduce writes or reads"));
+    EXPECT_EQ(view[r].code(), absl::StatusCode::kInvalidArgument) << view[r];
+    ASSERT_TRUE(first[r].ok()) << first[r];
+    EXPECT_EQ(z[r], std::vector<int32_t>(n, sum));
+    EXPECT_EQ(b[r][n - 1], sum);
+    EXPECT_EQ(b[r][n], r + 1);
+  }
+  // Outside a group: two in-place operations on one buffer in flight at
+  // once, then one reading another's result; the second of each waits.
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::vector<int32_t>> x(cluster.size()), y(cluster.size(), std::vector<int32_t>(n));
+    cluster.Run([&](int r) {
+      Communicator& c = cluster.comm(r);
+      x[r].assign(n, r + round);
+      auto w1 = c.AllReduceAsync(x[r].data(), x[r].data(), n, DataType::kInt32);
+      auto w2 = c.AllReduceAsync(x[r].data(), x[r].data(), n, DataType::kInt32);
+      auto w3 = c.AllReduceAsync(x[r].data(), y[r].data(), n, DataType::kInt32);
+      ASSERT_TRUE(w1.ok() && w2.ok() && w3.ok());
+      ASSERT_TRUE(w1->Wait().ok() && w2->Wait().ok() && w3->Wait().ok());
+    });
+    const int once = sum - cluster.size() + cluster.size() * round;
+    for (int r = 0; r < cluster.size(); ++r) {
+      ASSERT_EQ(x[r], std::vector<int32_t>(n, once * cluster.size())) << "round " << round;
+      ASSERT_EQ(y[r], std::vector<int32_t>(n, once * cluster.size() * cluster.size()));
+    }
+  }
+}
+
 TEST_F(Allreduce, BadArgumentsAreRejected) {
   testing::Cluster cluster(Options());
   float a[4] = {1, 2, 3, 4};
