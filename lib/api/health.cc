@@ -120,7 +120,7 @@ void Health::ReadOthers(absl::Time now) {
 
 std::string Health::Explain(uint64_t op_id) const {
   const absl::Time now = absl::Now();
-  std::vector<std::string> silent, behind, unknown;
+  std::vector<std::string> silent, ended, behind, unknown;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (int r = 0; r < world_; ++r) {
@@ -130,25 +130,29 @@ std::string Health::Explain(uint64_t op_id) const {
         unknown.push_back(std::to_string(r));
       } else if ((!s.ok || !s.beat.ended) && now - s.since >= silent_after_) {
         silent.push_back(std::to_string(r));
+      } else if (s.ok && s.beat.ended) {
+        // Its communicator was aborted or shut down: say so, rather than
+        // "not yet issued" or "every rank is alive".
+        ended.push_back(absl::StrFormat("%d (at allreduce %d)", r, s.beat.submitted));
       } else if (s.ok && s.beat.submitted < op_id) {
         behind.push_back(absl::StrFormat("%d (at allreduce %d)", r, s.beat.submitted));
       }
     }
   }
-  if (silent.empty() && behind.empty()) {
+  if (silent.empty() && ended.empty() && behind.empty()) {
     if (!unknown.empty()) {
       return "no heartbeat read yet from ranks " + absl::StrJoin(unknown, ", ");
     }
     return "every rank is alive and has issued it, so its chunks were lost on the way, or an "
            "aggregation switch or the root lost its state (restarted) meanwhile";
   }
-  std::string out = "ranks that did not contribute:";
-  if (!silent.empty()) out += " not responding " + absl::StrJoin(silent, ", ");
-  if (!behind.empty()) {
-    out += (silent.empty() ? " not yet issued it " : "; not yet issued it ") +
-           absl::StrJoin(behind, ", ");
+  std::vector<std::string> parts;
+  if (!silent.empty()) parts.push_back("not responding " + absl::StrJoin(silent, ", "));
+  if (!ended.empty()) {
+    parts.push_back("ended (aborted or shut down) " + absl::StrJoin(ended, ", "));
   }
-  return out;
+  if (!behind.empty()) parts.push_back("not yet issued it " + absl::StrJoin(behind, ", "));
+  return "ranks that did not contribute: " + absl::StrJoin(parts, "; ");
 }
 
 }  // namespace grid::api
