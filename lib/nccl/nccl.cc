@@ -220,6 +220,13 @@ ncclResult_t FenceGroup(std::vector<ncclComm*> comms) {
   return result;
 }
 
+// A communicator destroyed inside an open group leaves it: neither its
+// queued operations nor its fence may run at ncclGroupEnd.
+void Forget(ncclComm* comm) {
+  std::erase_if(t_group, [&](const Pending& p) { return p.comm == comm; });
+  std::erase(t_group_new, comm);
+}
+
 // The store spec the environment names; empty when it names none.
 std::string StoreFromEnvironment() {
   auto options = grid::Communicator::OptionsFromEnvironment();
@@ -304,6 +311,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommDestroy: comm is null");
   absl::Status s = comm->comm->Shutdown();
   const int rank = comm->rank;
+  Forget(comm);
   delete comm;
   if (!s.ok()) {
     return Fail(nullptr, grid::nccl::FromStatus(s),
@@ -316,6 +324,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommAbort: comm is null");
   comm->comm->Abort(absl::AbortedError("ncclCommAbort"));
   (void)comm->comm->Shutdown(absl::ZeroDuration());
+  Forget(comm);
   delete comm;
   return ncclSuccess;
 }

@@ -221,7 +221,13 @@ int main(int argc, char** argv) {
   ncclResult_t async_error = ncclInternalError;
   NCCL_OK(ncclCommGetAsyncError(comm, &async_error));
   CHECK(async_error == ncclSuccess, "async error %d", async_error);
+  /* Destroyed inside a group with an operation queued on it: the group
+   * forgets both, and ncclGroupEnd has nothing left to run (it used to run
+   * the operation on the freed communicator). */
+  NCCL_OK(ncclGroupStart());
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
   NCCL_OK(ncclCommDestroy(comm));
+  NCCL_OK(ncclGroupEnd());
   free(fsend);
   free(frecv);
   free(ibuf);
