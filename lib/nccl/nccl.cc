@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -132,6 +133,16 @@ ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
   return ncclSuccess;
 }
 
+// Runs fn(0), ..., fn(n - 1), each on its own thread when there are
+// several: the ranks of this process's communicators (ncclCommInitAll, or
+// several started in one group) must all run at once.
+void AtOnce(size_t n, const std::function<void(size_t)>& fn) {
+  if (n == 1) return fn(0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i) threads.emplace_back(fn, i);
+  for (std::thread& t : threads) t.join();
+}
+
 ncclResult_t RunGroup(std::vector<Pending> group) {
   // One thread per communicator: a group may span several communicators of
   // this process (ncclCommInitAll), whose ranks must all run at once.
@@ -140,20 +151,13 @@ ncclResult_t RunGroup(std::vector<Pending> group) {
     if (std::find(comms.begin(), comms.end(), p.comm) == comms.end()) comms.push_back(p.comm);
   }
   std::vector<ncclResult_t> results(comms.size(), ncclSuccess);
-  auto run = [&](size_t i) {
+  AtOnce(comms.size(), [&](size_t i) {
     std::vector<const Pending*> ops;
     for (const Pending& p : group) {
       if (p.comm == comms[i]) ops.push_back(&p);
     }
     results[i] = RunOn(comms[i], ops);
-  };
-  if (comms.size() == 1) {
-    run(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < comms.size(); ++i) threads.emplace_back(run, i);
-    for (std::thread& t : threads) t.join();
-  }
+  });
   for (size_t i = 0; i < comms.size(); ++i) {
     if (results[i] != ncclSuccess) {
       std::lock_guard<std::mutex> lock(comms[i]->mu);
@@ -199,11 +203,7 @@ ncclResult_t Join(ncclComm_t* out, int nranks, const std::string& store, int ran
 // an earlier run's slots.
 ncclResult_t FenceGroup(std::vector<ncclComm*> comms) {
   std::vector<absl::Status> status(comms.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < comms.size(); ++i) {
-    threads.emplace_back([&, i] { status[i] = comms[i]->comm->Fence(); });
-  }
-  for (std::thread& t : threads) t.join();
+  AtOnce(comms.size(), [&](size_t i) { status[i] = comms[i]->comm->Fence(); });
   ncclResult_t result = ncclSuccess;
   for (size_t i = 0; i < comms.size(); ++i) {
     if (status[i].ok()) continue;
