@@ -332,27 +332,16 @@ absl::StatusOr<DpdkSpec> ParseDpdkSpec(std::string_view spec) {
 // The mbuf pool and the port's queue pairs, started; the error says what
 // failed.
 absl::StatusOr<rte_mempool*> StartPort(uint16_t port, uint16_t queues) {
-  constexpr uint16_t kDescriptors = 1024;
   // Every receive queue holds its descriptors' mbufs, and sends need their own.
-  const unsigned mbufs = std::max(8191u, queues * 2u * kDescriptors + 4095u);
+  const unsigned mbufs = std::max(8191u, queues * 2u * kPortDescriptors + 4095u);
   rte_mempool* pool = rte_pktmbuf_pool_create("grid_transport", mbufs, 256, 0, GridMbufDataRoom(),
                                               static_cast<int>(rte_socket_id()));
   if (pool == nullptr)
     return absl::UnavailableError(std::string("mbuf pool: ") + rte_strerror(rte_errno));
-  rte_eth_conf conf{};
-  const int socket = rte_eth_dev_socket_id(port);
-  bool ok = rte_eth_dev_configure(port, queues, queues, &conf) >= 0;
-  for (uint16_t q = 0; ok && q < queues; ++q) {
-    ok = rte_eth_rx_queue_setup(port, q, kDescriptors, socket, nullptr, pool) >= 0 &&
-         rte_eth_tx_queue_setup(port, q, kDescriptors, socket, nullptr) >= 0;
-  }
-  if (!ok || rte_eth_dev_start(port) < 0) {
+  if (absl::Status s = StartQueues(port, queues, pool); !s.ok()) {
     rte_mempool_free(pool);
-    return absl::UnavailableError(
-        absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
+    return s;
   }
-  rte_eth_promiscuous_enable(port);
-  FitMtuToGridFrames(port);
   return pool;
 }
 

@@ -13,6 +13,8 @@
 #include "grid/transport.h"
 #include "transport/doorbell.h"
 
+struct rte_mempool;
+
 namespace grid::transport {
 
 absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec);
@@ -37,6 +39,13 @@ absl::Status AwaitMemifClientLinks(int argc, char** argv, absl::Span<const uint1
 // elements) in one segment: the transport and grid-switch read a frame
 // from its first segment only.
 uint16_t GridMbufDataRoom();
+
+// Descriptors per queue of a port this library starts: a burst of windows.
+inline constexpr uint16_t kPortDescriptors = 1024;
+// Configures `port` with `queues` receive and transmit queue pairs
+// (kPortDescriptors each, receiving into `pool`), starts it in promiscuous
+// mode and fits its MTU to GRID frames. The error names the port.
+absl::Status StartQueues(uint16_t port, uint16_t queues, rte_mempool* pool);
 
 // Raises a started port's MTU to fit the largest GRID frame where the device
 // allows it (NICs need it above 493 elements); devices that cannot

@@ -31,6 +31,23 @@ void FitMtuToGridFrames(uint16_t port) {
   }
 }
 
+absl::Status StartQueues(uint16_t port, uint16_t queues, rte_mempool* pool) {
+  rte_eth_conf conf{};
+  const int socket = rte_eth_dev_socket_id(port);
+  bool ok = rte_eth_dev_configure(port, queues, queues, &conf) >= 0;
+  for (uint16_t q = 0; ok && q < queues; ++q) {
+    ok = rte_eth_rx_queue_setup(port, q, kPortDescriptors, socket, nullptr, pool) >= 0 &&
+         rte_eth_tx_queue_setup(port, q, kPortDescriptors, socket, nullptr) >= 0;
+  }
+  if (!ok || rte_eth_dev_start(port) < 0) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot start DPDK port %d with %d queue pairs", port, queues));
+  }
+  rte_eth_promiscuous_enable(port);
+  FitMtuToGridFrames(port);
+  return absl::OkStatus();
+}
+
 absl::Status WaitForMemifServers(int argc, char** argv, absl::Duration timeout) {
   std::vector<std::string> sockets;
   for (const MemifVdev& v : ParseMemifVdevs(argc, argv)) {

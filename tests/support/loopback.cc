@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "transport/lanes.h"
+#include "util/random.h"
 
 namespace grid::testing {
 
@@ -24,6 +25,7 @@ class LoopbackFabric::HostPort final : public Transport {
 
   size_t Receive(size_t max, absl::FunctionRef<void(absl::Span<const uint8_t>)> on_frame) override {
     batch_.clear();
+    if (Empty()) fabric_->ReleaseHeld();
     {
       std::lock_guard<std::mutex> lock(inbox_->mu);
       while (batch_.size() < max && !inbox_->frames.empty()) {
@@ -36,6 +38,7 @@ class LoopbackFabric::HostPort final : public Transport {
   }
 
   void WaitReadable(absl::Duration timeout) override {
+    if (Empty()) fabric_->ReleaseHeld();
     std::unique_lock<std::mutex> lock(inbox_->mu);
     inbox_->cv.wait_for(lock, absl::ToChronoNanoseconds(timeout),
                         [&] { return !inbox_->frames.empty(); });
@@ -46,6 +49,10 @@ class LoopbackFabric::HostPort final : public Transport {
   }
 
  private:
+  bool Empty() const {
+    std::lock_guard<std::mutex> lock(inbox_->mu);
+    return inbox_->frames.empty();
+  }
   LoopbackFabric* fabric_;
   NodeId node_;
   Inbox* inbox_;
@@ -56,7 +63,11 @@ absl::StatusOr<std::unique_ptr<LoopbackFabric>> LoopbackFabric::Create(
     const topology::Topology& topology, const std::map<NodeId, sw::SwitchConfig>& configs,
     LinkFaults faults) {
   std::unique_ptr<LoopbackFabric> f(new LoopbackFabric(topology));
-  f->faults_ = FaultInjector(faults);
+  for (topology::ArcId arc = 0; arc < topology.num_arcs(); ++arc) {
+    LinkFaults link = faults;
+    link.seed = util::Mix(faults.seed, static_cast<uint64_t>(arc));
+    f->faults_.emplace_back(link);
+  }
   for (NodeId s : topology.Switches()) {
     auto node = std::make_unique<SwitchNode>();
     if (auto it = configs.find(s); it != configs.end()) {
@@ -138,7 +149,13 @@ absl::Status LoopbackFabric::RestartSwitch(NodeId node) {
 }
 
 FabricStats LoopbackFabric::stats() const {
-  return {delivered_.load(), lost_.load(), duplicated_.load(), reordered_.load()};
+  FabricStats s{delivered_.load(), lost_.load(), 0, 0};
+  std::lock_guard<std::mutex> lock(faults_mu_);
+  for (const auto& link : faults_) {
+    s.duplicated += link.injector().duplicated();
+    s.reordered += link.injector().reordered();
+  }
+  return s;
 }
 
 absl::StatusOr<sw::Counters> LoopbackFabric::SwitchCounters(NodeId node) const {
@@ -167,17 +184,39 @@ void LoopbackFabric::Forward(NodeId from, uint16_t port, absl::Span<const uint8_
   for (size_t p = 0; p < back.size(); ++p) {
     if (back[p].node == from) in_port = static_cast<uint16_t>(p);
   }
-  int copies = 1;
+  // Decided under the lock, delivered without it: frames may come back
+  // through this link.
+  std::vector<Bytes> out;
   {
     std::lock_guard<std::mutex> lock(faults_mu_);
-    copies = faults_.Copies();
+    auto& link = faults_[links[port].arc];
+    const bool was_holding = link.holding();
+    link.Apply(
+        Bytes(frame.begin(), frame.end()), [](const Bytes& b) { return std::optional<Bytes>(b); },
+        [&](Bytes&&) { ++lost_; }, [&](Bytes&& b) { out.push_back(std::move(b)); });
+    holding_ += static_cast<int>(link.holding()) - static_cast<int>(was_holding);
   }
-  if (copies == 0) {
-    ++lost_;
-    return;
+  for (const Bytes& b : out) Deliver(to, in_port, b);
+}
+
+void LoopbackFabric::ReleaseHeld() {
+  if (holding_.load() == 0) return;
+  std::vector<Arrival> out;
+  {
+    std::lock_guard<std::mutex> lock(faults_mu_);
+    for (topology::ArcId arc = 0; arc < static_cast<topology::ArcId>(faults_.size()); ++arc) {
+      if (!faults_[arc].holding()) continue;
+      const NodeId to = topology_.ArcTo(arc), from = topology_.ArcFrom(arc);
+      uint16_t in_port = 0;
+      const auto back = topology_.neighbors(to);
+      for (size_t p = 0; p < back.size(); ++p) {
+        if (back[p].node == from) in_port = static_cast<uint16_t>(p);
+      }
+      faults_[arc].Release([&](Bytes&& b) { out.push_back({to, in_port, std::move(b)}); });
+      --holding_;
+    }
   }
-  if (copies == 2) ++duplicated_;
-  for (int i = 0; i < copies; ++i) Deliver(to, in_port, frame);
+  for (const Arrival& a : out) Deliver(a.to, a.in_port, a.frame);
 }
 
 void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8_t> frame) {
@@ -202,12 +241,7 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
     if (!node.pipeline) return;
     std::vector<uint8_t> copy(frame.begin(), frame.end());
     node.out.Clear();
-    const int64_t now = absl::GetCurrentTimeNanos();
-    if (node.last_ns != 0) {
-      node.pipeline->AddCapacityCredit(static_cast<double>(now - node.last_ns) *
-                                       node.pipeline->config().capacity_gbps);
-    }
-    node.last_ns = now;
+    node.capacity.Grant(*node.pipeline, absl::GetCurrentTimeNanos());
     node.pipeline->Process(absl::MakeSpan(copy), in_port, &node.out);
     for (const sw::OutFrame& f : node.out.frames) {
       const auto bytes = node.out.Bytes(f, copy);
@@ -218,20 +252,10 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
 }
 
 void LoopbackFabric::Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame) {
-  bool reorder = false;
-  {
-    std::lock_guard<std::mutex> lock(faults_mu_);
-    reorder = faults_.Hold();
-  }
   {
     std::lock_guard<std::mutex> lock(inbox.mu);
     if (inbox.disconnected) return;
-    if (reorder && !inbox.frames.empty()) {
-      inbox.frames.emplace(inbox.frames.end() - 1, frame.begin(), frame.end());
-      ++reordered_;
-    } else {
-      inbox.frames.emplace_back(frame.begin(), frame.end());
-    }
+    inbox.frames.emplace_back(frame.begin(), frame.end());
   }
   ++delivered_;
   inbox.cv.notify_one();

@@ -1,11 +1,14 @@
 // Test support: an in-process fabric. Hosts attach as Transports, switches
 // run the reference pipeline (sw::Pipeline) from their tables, and every hop
-// can lose, duplicate and reorder frames (transport/faults.h). Ranks run as
+// can lose, duplicate and reorder frames: each link direction has its
+// transport::FaultApplier, the one every emulated link uses. Ranks run as
 // threads in one process.
 //
 // A frame a host sends is carried hop by hop at once, in the sender's thread:
 // each switch on the way processes it under its own lock, and what reaches a
-// host waits in that host's inbox until it calls Receive.
+// host waits in that host's inbox until it calls Receive. A frame a link
+// holds back (reordering) goes right behind the next frame on that link, or
+// when a host finds its inbox empty, so a pause never strands it.
 #ifndef GRID_TESTS_SUPPORT_LOOPBACK_H_
 #define GRID_TESTS_SUPPORT_LOOPBACK_H_
 
@@ -21,11 +24,11 @@
 #include "grid/switch.h"
 #include "grid/topology.h"
 #include "grid/transport.h"
+#include "switch/runtime.h"
 #include "transport/faults.h"
 
 namespace grid::testing {
 
-using transport::FaultInjector;
 using transport::LinkFaults;
 
 struct FabricStats {
@@ -35,9 +38,9 @@ struct FabricStats {
 class LoopbackFabric {
  public:
   // `configs` holds the tables of the switches that run a pipeline; a switch
-  // without one drops what reaches it. `faults` apply to every hop: loss and
-  // duplication as a frame leaves a node, reordering (ahead of the frame
-  // queued before it) as it reaches a host.
+  // without one drops what reaches it. `faults` apply to every hop, as a
+  // frame leaves a node; each link direction draws from its own seed
+  // (derived from faults.seed).
   static absl::StatusOr<std::unique_ptr<LoopbackFabric>> Create(
       const topology::Topology& topology,
       const std::map<topology::NodeId, sw::SwitchConfig>& configs, LinkFaults faults = {});
@@ -84,9 +87,15 @@ class LoopbackFabric {
     std::unique_ptr<sw::Pipeline> pipeline;
     sw::Output out;
     sw::SwitchConfig config;  // for restarts
-    // The steady clock at the last packet: the pipeline's aggregation
-    // capacity is granted as time passes, as grid-switch does.
-    int64_t last_ns = 0;
+    // The pipeline's aggregation capacity is granted as time passes, as
+    // grid-switch's runtime does.
+    sw::CapacityMeter capacity;
+  };
+  using Bytes = std::vector<uint8_t>;
+  struct Arrival {
+    topology::NodeId to;
+    uint16_t in_port;
+    Bytes frame;
   };
 
   explicit LoopbackFabric(const topology::Topology& topology)
@@ -95,6 +104,8 @@ class LoopbackFabric {
   void Forward(topology::NodeId from, uint16_t port, absl::Span<const uint8_t> frame);
   void Deliver(topology::NodeId to, uint16_t in_port, absl::Span<const uint8_t> frame);
   void Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame);
+  // Sends on every frame a link holds back (a host found nothing to read).
+  void ReleaseHeld();
 
   const topology::Topology topology_;
   std::map<topology::NodeId, std::unique_ptr<SwitchNode>> switches_;
@@ -103,8 +114,9 @@ class LoopbackFabric {
   // the host is attached, before traffic).
   std::map<topology::NodeId, std::vector<std::unique_ptr<Inbox>>> more_lanes_;
   mutable std::mutex faults_mu_;
-  FaultInjector faults_{LinkFaults{}};  // under faults_mu_
-  std::atomic<uint64_t> delivered_{0}, lost_{0}, duplicated_{0}, reordered_{0};
+  std::vector<transport::FaultApplier<Bytes>> faults_;  // by arc, under faults_mu_
+  std::atomic<int> holding_{0};                        // links holding a frame back
+  std::atomic<uint64_t> delivered_{0}, lost_{0};
   std::vector<std::atomic<bool>> link_down_;  // by link id
 };
 

@@ -3,6 +3,7 @@
 #ifndef GRID_TESTS_SWITCH_FABRIC_H_
 #define GRID_TESTS_SWITCH_FABRIC_H_
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -90,6 +91,20 @@ inline std::vector<uint8_t> DataFrame(const Job& j, int rank, uint32_t op, uint3
   std::vector<uint8_t> frame(wire::FrameBytes(h.num_elements));
   (void)wire::EncodeFrame(a, h, payload, absl::MakeSpan(frame));
   return frame;
+}
+
+// A plain UDP packet (DNS's port, not GRID's) from rank `from`'s host to
+// rank `to`'s: switches forward it by address.
+inline std::vector<uint8_t> OtherFrame(const Job& j, int from, int to) {
+  std::vector<uint8_t> f = DataFrame(j, from, 1, 0, {1, 2, 3, 4});
+  wire::Ipv4Header ip;
+  std::memcpy(&ip, f.data() + wire::kIpv4Offset, sizeof(ip));
+  ip.dst = wire::HostToNet32(control::NodeIp(j.plan.job.workers[to]));
+  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
+  std::memcpy(f.data() + wire::kIpv4Offset, &ip, sizeof(ip));
+  const uint16_t dns = wire::HostToNet16(53);
+  std::memcpy(f.data() + wire::kUdpOffset + 2, &dns, 2);
+  return f;
 }
 
 }  // namespace grid::testing

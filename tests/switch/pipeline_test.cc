@@ -583,14 +583,9 @@ TEST_F(PipelineTest, MalformedAndOtherTraffic) {
   EXPECT_EQ(Drops(static_cast<int>(wire::WireError::kGridVersion)), 1u);
   EXPECT_STREQ(DropName(static_cast<int>(wire::WireError::kGridVersion)), "grid.version");
   // A non-GRID UDP packet to W4 goes by the IPv4 routes.
-  std::vector<uint8_t> other = DataFrame(job_, 2, 1, 0, {1, 2, 3, 4});
+  std::vector<uint8_t> other = testing::OtherFrame(job_, 2, 3);
   wire::Ipv4Header ip;
   std::memcpy(&ip, other.data() + wire::kIpv4Offset, sizeof(ip));
-  ip.dst = wire::HostToNet32(control::NodeIp(job_.plan.job.workers[3]));
-  ip.checksum = wire::HostToNet16(wire::Ipv4Checksum(ip));
-  std::memcpy(other.data() + wire::kIpv4Offset, &ip, sizeof(ip));
-  const uint16_t dns = wire::HostToNet16(53);
-  std::memcpy(other.data() + wire::kUdpOffset + 2, &dns, 2);
   Output out = Feed(other);
   ASSERT_EQ(out.frames.size(), 1u);
   EXPECT_EQ(out.frames[0].port, job_.PortTo(s2_, job_.plan.job.workers[3]));

@@ -17,41 +17,48 @@ namespace {
 
 using topology::NodeId;
 
-// Loss and duplication per hop (the fault injector every emulated link
-// uses), and a delivery delay of 1 + U[0, max_jitter] ticks that reorders.
+// Loss, duplication and reordering per hop (the fault applier every emulated link uses,
+// one per link direction), and a delivery delay of 1 + U[0, max_jitter]
+// ticks that reorders.
 struct Impairment {
-  transport::LinkFaults faults{.loss = 0.02, .duplicate = 0.02};
+  transport::LinkFaults faults{.loss = 0.02, .duplicate = 0.02, .reorder = 0.02};
   uint64_t max_jitter = 8;
 };
 
 class Network {
  public:
   Network(const testing::Job& job, Impairment imp, uint64_t seed)
-      : job_(job), imp_(imp), faults_(WithSeed(imp.faults, seed)), rng_(seed) {
+      : job_(job), imp_(imp), rng_(seed) {
     for (const auto& [node, config] : job.configs)
       switches_.emplace(node, *Pipeline::Create(config));
+    for (topology::ArcId arc = 0; arc < job.topo.num_arcs(); ++arc) {
+      transport::LinkFaults f = imp.faults;
+      f.seed = util::Mix(seed, static_cast<uint64_t>(arc));
+      faults_.emplace_back(f);
+    }
   }
 
   // Sends `bytes` out of `from`'s port `port` (hosts have port 0).
   void Send(NodeId from, uint16_t port, absl::Span<const uint8_t> bytes) {
     ++sent_;
-    const int copies = faults_.Copies();
-    if (copies == 0) {
-      ++lost_;
-      return;
-    }
     const topology::Adjacent& link = job_.topo.neighbors(from)[port];
     const uint16_t in_port = job_.PortTo(link.node, from);
-    for (int i = 0; i < copies; ++i) {
+    auto deliver = [&](std::vector<uint8_t>&& frame) {
       const uint64_t at = now_ + 1 + rng_.Below(imp_.max_jitter + 1);
-      queue_.push(
-          {at, seq_++, link.node, in_port, std::vector<uint8_t>(bytes.begin(), bytes.end())});
-    }
+      queue_.push({at, seq_++, link.node, in_port, std::move(frame)});
+    };
+    faults_[link.arc].Apply(
+        std::vector<uint8_t>(bytes.begin(), bytes.end()),
+        [](const std::vector<uint8_t>& b) { return std::optional<std::vector<uint8_t>>(b); },
+        [&](std::vector<uint8_t>&&) { ++lost_; }, deliver);
+    // Reordering beyond the jitter's: a held frame goes with the next one
+    // on its link, and (Run) when nothing else is due.
   }
 
   // Delivers every packet due by `until`; hosts' frames go to `host`.
   template <typename HostFn>
   void Run(uint64_t until, HostFn host) {
+    if (queue_.empty()) ReleaseHeld();
     while (!queue_.empty() && queue_.top().at <= until) {
       Event e = queue_.top();
       queue_.pop();
@@ -73,9 +80,14 @@ class Network {
   const std::map<NodeId, Pipeline>& switches() const { return switches_; }
 
  private:
-  static transport::LinkFaults WithSeed(transport::LinkFaults f, uint64_t seed) {
-    f.seed = seed;
-    return f;
+  void ReleaseHeld() {
+    for (topology::ArcId arc = 0; arc < static_cast<topology::ArcId>(faults_.size()); ++arc) {
+      faults_[arc].Release([&](std::vector<uint8_t>&& frame) {
+        const NodeId to = job_.topo.ArcTo(arc);
+        queue_.push({now_ + 1, seq_++, to, job_.PortTo(to, job_.topo.ArcFrom(arc)),
+                     std::move(frame)});
+      });
+    }
   }
 
   struct Event {
@@ -87,7 +99,7 @@ class Network {
   };
   const testing::Job& job_;
   Impairment imp_;
-  transport::FaultInjector faults_;
+  std::vector<transport::FaultApplier<std::vector<uint8_t>>> faults_;  // by arc
   util::Random rng_;
   std::map<NodeId, Pipeline> switches_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
