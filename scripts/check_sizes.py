@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Holds lib/ and tools/ to the size rule of docs/architecture.md ("Small
 pieces"): every file in lib/ under 450 lines and every function there under
-80, and every tool's `main` (tools/*.cc) under 60.
+80; every file in tools/ under 300 lines, and every tool's `main`
+(tools/*.cc) under 60.
 
 A function is a brace block whose head (the text since the previous `;`,
 `{` or `}`) has a parameter list and does not start with a control keyword,
@@ -20,6 +21,7 @@ import sys
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 80
 MAX_TOOL_MAIN_LINES = 60
+MAX_TOOL_FILE_LINES = 300
 NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "namespace", "class", "struct",
                  "enum", "union", "do", "else", "return", "try", "extern"}
 
@@ -124,11 +126,16 @@ def main():
                                 f"(a function stays under {MAX_FUNCTION_LINES})")
     tools = os.path.join(root, "tools")
     for name in sorted(os.listdir(tools)) if os.path.isdir(tools) else []:
-        if not name.endswith(".cc"):
+        if not name.endswith((".cc", ".h")):
             continue
         path = os.path.join(tools, name)
         with open(path, encoding="utf-8") as f:
             text = f.read()
+        lines = text.count("\n")
+        if lines >= MAX_TOOL_FILE_LINES:
+            problems.append(f"tools/{name}: {lines} lines (a file stays under {MAX_TOOL_FILE_LINES})")
+        if not name.endswith(".cc"):
+            continue
         for line, length, fn in long_functions(text, MAX_TOOL_MAIN_LINES - 1):
             if fn.split()[-1] == "main":
                 problems.append(f"tools/{name}:{line}: main is {length} lines "
@@ -139,7 +146,8 @@ def main():
         print(f"sizes: {len(problems)} over the rule of docs/architecture.md (\"Small pieces\")")
         return 1
     print(f"sizes: every file in lib/ under {MAX_FILE_LINES} lines, every function there "
-          f"under {MAX_FUNCTION_LINES}, every tool's main under {MAX_TOOL_MAIN_LINES}")
+          f"under {MAX_FUNCTION_LINES}, every file in tools/ under {MAX_TOOL_FILE_LINES}, every "
+          f"tool's main under {MAX_TOOL_MAIN_LINES}")
     return 0
 
 

@@ -92,57 +92,43 @@ size_t PathMtu(const tools::Flags& flags) {
   return 1500;
 }
 
-// The widest frame the aggregation switches sum: the P4 programs parse
-// exactly wire::kDefaultElements, grid-switch up to wire::kMaxElements.
-uint16_t SwitchElements(const tools::Flags& flags) {
-  return flags.String("switch", "grid") == "bmv2" ? wire::kDefaultElements : wire::kMaxElements;
+// The job as the flags ask for it; control::PlanJob chooses what they
+// leave to it ("auto" frames and pool, a random token).
+control::JobRequest Request(const tools::Flags& flags) {
+  control::JobRequest r;
+  if (!flags.Get("workers")) flags.Fail("--workers is required");
+  r.workers = static_cast<int>(flags.Int("workers", 0, 1, 65535));
+  r.root = flags.String("root", "");
+  r.seed = static_cast<uint64_t>(flags.Int("seed", 1, 0, 1ll << 40));
+  r.planner = flags.String("planner", "grid");
+  const std::string atp = flags.String("atp", "best-effort");
+  if (atp != "best-effort" && atp != "reserve") flags.Fail("--atp: best-effort or reserve");
+  r.planner_options.atp_best_effort = atp == "best-effort";
+  r.params.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
+  r.params.token = static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll));
+  // Another job on the same switches takes other ranges (docs/security.md).
+  r.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
+  r.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
+  r.params.elements = flags.String("elements", "auto") == "auto"
+                          ? 0
+                          : static_cast<uint16_t>(flags.Int("elements", 0, 1, wire::kMaxElements));
+  r.params.slots = flags.String("slots", "auto") == "auto"
+                       ? 0
+                       : static_cast<uint32_t>(flags.Int("slots", 0, 1, 65536));
+  r.path_mtu = PathMtu(flags);
+  r.switches = flags.String("switch", "grid") == "bmv2" ? control::SwitchKind::kP4
+                                                         : control::SwitchKind::kGrid;
+  r.rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
+  return r;
 }
 
 Job PlanJob(const tools::Flags& flags) {
   Job j;
   j.topology = Check(topology::LoadTopology(flags.Required("topology")), flags);
-  if (!flags.Get("workers")) flags.Fail("--workers is required");
-  const int workers = static_cast<int>(flags.Int("workers", 0, 1, 65535));
-  auto spec = Check(planner::MakeJob(j.topology, workers, flags.Get("root"),
-                                     static_cast<uint64_t>(flags.Int("seed", 1, 0, 1ll << 40))),
-                    flags);
-  planner::PlannerOptions options;
-  const std::string atp = flags.String("atp", "best-effort");
-  if (atp != "best-effort" && atp != "reserve") flags.Fail("--atp: best-effort or reserve");
-  options.atp_best_effort = atp == "best-effort";
-  auto created = Check(
-      planner::PlannerRegistry::WithBuiltins().Create(flags.String("planner", "grid"), options),
-      flags);
-  j.plan = Check(created->Plan(j.topology, spec), flags);
-  j.params.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
-  // A random token unless one is given (docs/security.md).
-  j.params.token = flags.Get("token")
-                       ? static_cast<uint32_t>(flags.Int("token", 0, 1, 0xffffffffll))
-                       : Check(control::NewToken(), flags);
-  // Another job on the same switches takes other ranges (docs/security.md).
-  j.params.slot_base = static_cast<uint32_t>(flags.Int("slot-base", 0, 0, 1 << 24));
-  j.params.label_base = static_cast<uint16_t>(flags.Int("label-base", 0, 0, 65534));
-  // "auto", the default: the widest frame the paths' MTU and the switches
-  // take (control::ChooseFrames), and a pool for the job's width that holds
-  // the bandwidth-delay product within the switches' memory
-  // (control::PoolSlots).
-  j.params.elements =
-      flags.String("elements", "auto") == "auto"
-          ? Check(control::ChooseFrames(PathMtu(flags), SwitchElements(flags)), flags).elements
-          : static_cast<uint16_t>(
-                flags.Int("elements", wire::kDefaultElements, 1, wire::kMaxElements));
-  const absl::Duration rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
-  j.bdp_bytes = Check(control::PlanBdpBytes(j.topology, j.plan, rtt), flags);
-  if (flags.String("slots", "auto") == "auto") {
-    const uint32_t max_slots =
-        Check(flags.String("switch", "grid") == "bmv2"
-                  ? control::P4PoolLimit(j.topology, j.plan, j.params.slot_base)
-                  : control::PoolLimit(j.topology, j.plan, j.params.slot_base),
-              flags);
-    j.params.slots = control::PoolSlots(j.params.elements, j.bdp_bytes, max_slots);
-  } else {
-    j.params.slots = static_cast<uint32_t>(flags.Int("slots", 256, 1, 65536));
-  }
+  control::PlannedJob planned = Check(control::PlanJob(j.topology, Request(flags)), flags);
+  j.plan = std::move(planned.plan);
+  j.params = planned.params;
+  j.bdp_bytes = planned.bdp_bytes;
   j.switches = Check(control::BuildSwitchConfigs(j.topology, j.plan, j.params), flags);
   j.workers = Check(control::BuildWorkerConfigs(j.topology, j.plan, j.params), flags);
   j.root = Check(control::BuildRootConfig(j.topology, j.plan, j.params), flags);
@@ -156,19 +142,8 @@ tools::EmulationOptions EmulationOptionsFrom(const tools::Flags& flags) {
   o.kind = kind == "bmv2" ? tools::SwitchKind::kBmv2 : tools::SwitchKind::kGrid;
   o.impairment = flags.String("link-impairment", "");
   // Checked here: the switches take it as they start, in the background.
-  if (!o.impairment.empty()) {
-    for (const std::string& kv : std::vector<std::string>(absl::StrSplit(o.impairment, ','))) {
-      const std::vector<std::string> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
-      transport::LinkFaults faults;
-      auto known = parts.size() == 2 && parts[0] != "seed"
-                       ? transport::ParseFault(parts[0], parts[1], faults)
-                       : absl::StatusOr<bool>(false);
-      if (!known.ok()) flags.Fail("--link-impairment: " + std::string(known.status().message()));
-      if (!*known) {
-        flags.Fail(
-            absl::StrFormat("--link-impairment: \"%s\": expected loss=P, dup=P or reorder=P", kv));
-      }
-    }
+  if (auto faults = transport::ParseLinkFaults(o.impairment, false); !faults.ok()) {
+    flags.Fail("--link-impairment: " + std::string(faults.status().message()));
   }
   if (auto gbps = flags.Get("link-gbps")) {
     double g = 0;

@@ -81,6 +81,46 @@ absl::StatusOr<uint32_t> PoolLimit(const topology::Topology& topology, const pla
 absl::StatusOr<uint32_t> P4PoolLimit(const topology::Topology& topology, const planner::Plan& plan,
                                      uint32_t slot_base);
 
+// ---- Planning a job -----------------------------------------------------------
+
+// What the aggregation switches run: grid-switch (frames up to
+// wire::kMaxElements, its slot memory from the topology: PoolLimit) or the
+// P4 programs (wire::kDefaultElements, sw::kP4MaxSlots registers and pools
+// of at most sw::kP4MaxPool: P4PoolLimit).
+enum class SwitchKind { kGrid, kP4 };
+
+// A job to plan: who takes part, which planner, and what the fabric
+// carries. grid-controller and rank 0 as the controller both plan through
+// PlanJob, so a job planned either way is the same job.
+struct JobRequest {
+  int workers = 0;
+  std::string root;  // the root's host name; empty: the topology's or a seeded choice
+  uint64_t seed = 1;  // planner::MakeJob's choice of hosts
+  std::string planner = "grid";
+  planner::PlannerOptions planner_options;
+  // Where `planner` is looked up; null: the built-in planners.
+  const planner::PlannerRegistry* planners = nullptr;
+  // Elements or slots 0: chosen (ChooseFrames, PoolSlots); token 0: drawn
+  // (NewToken).
+  JobParams params;
+  size_t path_mtu = 1500;  // the smallest MTU (IP bytes) on the job's paths
+  SwitchKind switches = SwitchKind::kGrid;
+  // The round trip a pool must cover: measured (CommunicatorStats::min_rtt,
+  // ping); zero: from the topology's link latencies (PlanBdpBytes).
+  absl::Duration rtt = absl::ZeroDuration();
+};
+
+struct PlannedJob {
+  planner::Plan plan;
+  JobParams params;        // every field chosen
+  uint64_t bdp_bytes = 0;  // the pool's bandwidth-delay product (PlanBdpBytes)
+};
+
+// Plans `request` on `topology`: the hosts, the planner's plan, the frame
+// width, the pool (within the switches' limits) and the token. Errors name
+// the field or host at fault.
+absl::StatusOr<PlannedJob> PlanJob(const topology::Topology& topology, const JobRequest& request);
+
 // Adds the tables of another job to `into`, switch by switch: for jobs that
 // share switches. Errors name the switch and what clashes: the same job id, a
 // label routed two ways (give the jobs disjoint label_base ranges), an

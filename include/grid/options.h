@@ -20,15 +20,13 @@
 #include "absl/time/time.h"
 #include "grid/export.h"
 #include "grid/host_config.h"
+#include "grid/planner.h"
 #include "grid/store.h"
 
 GRID_API_BEGIN
 
 namespace grid {
 class TransportRegistry;
-namespace planner {
-class PlannerRegistry;
-}
 
 // Who this rank is and where it finds its job (Communicator::Create(options)
 // and FromEnvironment only).
@@ -58,21 +56,31 @@ struct BootstrapOptions {
 // Rank 0 as the controller: with `topology` set, rank 0 plans the job with
 // `planner` and publishes it into the store, serving the store itself when it
 // is tcp:...; other ranks need only the store. Without it, a grid-controller
-// has published the job.
+// has published the job. Both plan through control::PlanJob, with the same
+// defaults, so the same options make the same job either way.
 struct ControlOptions {
   std::string topology;  // a generator spec or a JSON file (grid/topology.h)
   std::string planner = "grid";
   // Where `planner` is looked up (a custom planner registered there reaches
   // the job); null: the built-in planners. Read during Create() only.
   const planner::PlannerRegistry* planners = nullptr;
+  // The planner's options; atp runs best effort, as ATP does and as
+  // grid-controller's --atp defaults to.
+  planner::PlannerOptions planner_options = AtpAsDeployed();
   std::string root;  // the root's host name; empty: the job's default
   // Job id, pool size, elements per packet; token 0: rank 0 draws a random
   // one (docs/security.md). Slots or elements 0, the default: chosen for
-  // `path_mtu` and grid-switch's widest frame (control::ChooseFrames), as
+  // `path_mtu`, `switches` and `rtt` (control::ChooseFrames, PoolSlots), as
   // grid-controller chooses them.
   control::JobParams job = ChosenFrames();
   // The smallest MTU (IP bytes) on the job's paths, for chosen frames.
   size_t path_mtu = 1500;
+  // What the aggregation switches run: grid-switch, or the P4 programs
+  // (64-element frames, pools of at most 511), as grid-controller --switch.
+  bool p4_switches = false;
+  // The round trip the pool must cover (grid-controller --rtt-us; GRID_RTT_US);
+  // zero: the topology's link latencies.
+  absl::Duration rtt = absl::ZeroDuration();
 
  private:
   static control::JobParams ChosenFrames() {
@@ -80,6 +88,11 @@ struct ControlOptions {
     p.slots = 0;
     p.elements = 0;
     return p;
+  }
+  static planner::PlannerOptions AtpAsDeployed() {
+    planner::PlannerOptions o;
+    o.atp_best_effort = true;
+    return o;
   }
 };
 

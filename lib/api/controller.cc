@@ -1,14 +1,11 @@
 #include "api/controller.h"
 
-#include <optional>
 #include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "grid/control.h"
-#include "grid/planner.h"
 #include "grid/topology.h"
-#include "grid/wire.h"
 
 namespace grid::api {
 namespace {
@@ -44,38 +41,22 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& 
   if (!store.ok()) return store.status();
   auto topo = topology::LoadTopology(control.topology);
   if (!topo.ok()) return topo.status();
-  auto job = planner::MakeJob(
-      *topo, bootstrap.world_size,
-      control.root.empty() ? std::nullopt : std::optional<std::string>(control.root), 1);
+  // As grid-controller plans it (control::PlanJob), with rank 0's options.
+  control::JobRequest request;
+  request.workers = bootstrap.world_size;
+  request.root = control.root;
+  request.planner = control.planner;
+  request.planner_options = control.planner_options;
+  request.planners = control.planners;
+  request.params = control.job;
+  request.path_mtu = control.path_mtu;
+  request.switches = control.p4_switches ? control::SwitchKind::kP4 : control::SwitchKind::kGrid;
+  request.rtt = control.rtt;
+  auto job = control::PlanJob(*topo, request);
   if (!job.ok()) return job.status();
-  const planner::PlannerRegistry builtins = planner::PlannerRegistry::WithBuiltins();
-  const planner::PlannerRegistry& planners =
-      control.planners != nullptr ? *control.planners : builtins;
-  auto created = planners.Create(control.planner);
-  if (!created.ok()) return created.status();
-  auto plan = (*created)->Plan(*topo, *job);
-  if (!plan.ok()) return plan.status();
-  control::JobParams params = control.job;
-  if (params.elements == 0) {
-    auto frames = control::ChooseFrames(control.path_mtu, wire::kMaxElements);
-    if (!frames.ok()) return frames.status();
-    params.elements = frames->elements;
+  if (absl::Status s = control::PublishJob(*topo, job->plan, job->params, **store); !s.ok()) {
+    return s;
   }
-  if (params.slots == 0) {
-    // As grid-controller chooses them, for the job's width, with the
-    // topology's latencies for the round trip.
-    auto bdp = control::PlanBdpBytes(*topo, *plan);
-    if (!bdp.ok()) return bdp.status();
-    auto max_slots = control::PoolLimit(*topo, *plan, params.slot_base);
-    if (!max_slots.ok()) return max_slots.status();
-    params.slots = control::PoolSlots(params.elements, *bdp, *max_slots);
-  }
-  if (params.token == 0) {
-    auto token = control::NewToken();
-    if (!token.ok()) return token.status();
-    params.token = *token;
-  }
-  if (absl::Status s = control::PublishJob(*topo, *plan, params, **store); !s.ok()) return s;
   return server;
 }
 
