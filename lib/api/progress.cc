@@ -126,32 +126,33 @@ absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, 
   state->deadline =
       state->submitted + (o.timeout > absl::ZeroDuration() ? o.timeout : options_.timeout);
   if (absl::Status waited = AwaitOverlapping(*state); !waited.ok()) return waited;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!closed_.ok()) return closed_;
-  if (blocking && in_group_) {
-    // It would wait for GroupEnd, which its own caller cannot reach.
-    return absl::FailedPreconditionError(
-        absl::StrFormat("rank %d: a blocking AllReduce inside a group (use AllReduceAsync)", rank));
-  }
-  for (const auto& other : group_) {
-    if (Conflict(*state, *other)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "rank %d: allreduce %d of this group uses memory that this allreduce writes or reads: "
-          "operations of one group run at once, so each buffer may appear once (as send and "
-          "recv of one operation)",
-          rank, other->id));
+  std::lock_guard<std::mutex> submitting(submit_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!closed_.ok()) return closed_;
+    if (blocking && in_group_) {
+      // It would wait for GroupEnd, which its own caller cannot reach.
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "rank %d: a blocking AllReduce inside a group (use AllReduceAsync)", rank));
+    }
+    for (const auto& other : group_) {
+      if (Conflict(*state, *other)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "rank %d: allreduce %d of this group uses memory that this allreduce writes or "
+            "reads: operations of one group run at once, so each buffer may appear once (as "
+            "send and recv of one operation)",
+            rank, other->id));
+      }
+    }
+    state->id = ++next_id_;
+    flight_.push_back(state);
+    TellHealth();
+    if (in_group_) {
+      group_.push_back(state);
+      return state;
     }
   }
-  state->id = ++next_id_;
-  flight_.push_back(state);
-  TellHealth();
-  if (in_group_) {
-    group_.push_back(state);
-  } else {
-    std::vector<std::shared_ptr<OpState>> run = {state};
-    QueueRun(run);
-    cv_.notify_all();
-  }
+  Enqueue(Prepare({state}));
   return state;
 }
 
@@ -166,37 +167,60 @@ absl::Status ProgressLoop::GroupStart() {
 }
 
 absl::Status ProgressLoop::GroupEnd() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!in_group_) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("rank %d: GroupEnd without GroupStart", config_.rank));
-  }
-  in_group_ = false;
-  if (!closed_.ok()) {
-    FinishGroup(closed_);
-    return closed_;
+  std::lock_guard<std::mutex> submitting(submit_mu_);
+  std::vector<std::shared_ptr<OpState>> group;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!in_group_) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("rank %d: GroupEnd without GroupStart", config_.rank));
+    }
+    in_group_ = false;
+    if (!closed_.ok()) {
+      FinishGroup(closed_);
+      return closed_;
+    }
+    group.swap(group_);
   }
   // Fuse runs of one type; a type change starts a new run.
+  std::vector<std::shared_ptr<worker::WireOp>> wire;
   std::vector<std::shared_ptr<OpState>> run;
-  for (auto& op : group_) {
-    if (!run.empty() && run.back()->type != op->type) QueueRun(run);
+  auto end_run = [&] {
+    if (run.empty()) return;
+    for (auto& w : Prepare(run)) wire.push_back(std::move(w));
+    run.clear();
+  };
+  for (auto& op : group) {
+    if (!run.empty() && run.back()->type != op->type) end_run();
     run.push_back(op);
   }
-  QueueRun(run);
-  group_.clear();
-  cv_.notify_all();
+  end_run();
+  Enqueue(std::move(wire));
   return absl::OkStatus();
 }
 
-void ProgressLoop::QueueRun(std::vector<std::shared_ptr<OpState>>& run) {
-  if (run.empty()) return;
-  auto wire =
-      worker::PrepareWireOps(run, config_.elements, config_.slots, options_.fusion_bytes, op_seq_);
+std::vector<std::shared_ptr<worker::WireOp>> ProgressLoop::Prepare(
+    const std::vector<std::shared_ptr<OpState>>& run) const {
+  return worker::PrepareWireOps(run, config_.elements, config_.slots, options_.fusion_bytes,
+                                config_.world);
+}
+
+void ProgressLoop::Enqueue(std::vector<std::shared_ptr<worker::WireOp>> wire) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!closed_.ok()) {
+    // Closed while they were prepared: they end here, as a closed group's.
+    const absl::Time now = absl::Now();
+    for (auto& w : wire) {
+      for (worker::Piece& p : w->pieces) p.op->Finish(closed_, now);
+    }
+    return;
+  }
+  worker::NumberWireOps(wire, op_seq_);
   for (auto& w : wire) {
     if (w->pieces.size() > 1) fused_ += w->pieces.size();
     for (auto& lane : lanes_) lane->pending.push_back(w);
   }
-  run.clear();
+  cv_.notify_all();
 }
 
 void ProgressLoop::Abort(absl::Status reason) {
@@ -245,11 +269,46 @@ void ProgressLoop::TellHealth() {
   if (health_ != nullptr) health_->Update(next_id_, stop_ || !closed_.ok());
 }
 
+void ProgressLoop::PublishedStats::Store(const CommunicatorStats& s) {
+  const uint64_t counts[kCounts] = {s.operations,         s.packets_sent,
+                                    s.packets_received,   s.bytes_sent,
+                                    s.bytes_received,     s.retransmissions,
+                                    s.early_retransmissions, s.timeouts,
+                                    s.congestion_signals, s.collisions,
+                                    s.duplicate_results,  s.malformed,
+                                    s.foreign,            s.fused_operations};
+  for (int i = 0; i < kCounts; ++i) counts_[i].store(counts[i], std::memory_order_relaxed);
+  operation_ns_.store(absl::ToInt64Nanoseconds(s.operation_time), std::memory_order_relaxed);
+  min_rtt_ns_.store(absl::ToInt64Nanoseconds(s.min_rtt), std::memory_order_relaxed);
+}
+
+CommunicatorStats ProgressLoop::PublishedStats::Load() const {
+  uint64_t c[kCounts];
+  for (int i = 0; i < kCounts; ++i) c[i] = counts_[i].load(std::memory_order_relaxed);
+  CommunicatorStats s;
+  s.operations = c[0];
+  s.packets_sent = c[1];
+  s.packets_received = c[2];
+  s.bytes_sent = c[3];
+  s.bytes_received = c[4];
+  s.retransmissions = c[5];
+  s.early_retransmissions = c[6];
+  s.timeouts = c[7];
+  s.congestion_signals = c[8];
+  s.collisions = c[9];
+  s.duplicate_results = c[10];
+  s.malformed = c[11];
+  s.foreign = c[12];
+  s.fused_operations = c[13];
+  s.operation_time = absl::Nanoseconds(operation_ns_.load(std::memory_order_relaxed));
+  s.min_rtt = absl::Nanoseconds(min_rtt_ns_.load(std::memory_order_relaxed));
+  return s;
+}
+
 CommunicatorStats ProgressLoop::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
   CommunicatorStats sum;
   for (const auto& lane : lanes_) {
-    const CommunicatorStats& s = lane->stats;
+    const CommunicatorStats s = lane->stats.Load();
     sum.operations += s.operations;  // each operation is ended by one lane
     sum.packets_sent += s.packets_sent;
     sum.packets_received += s.packets_received;
@@ -269,7 +328,7 @@ CommunicatorStats ProgressLoop::stats() const {
       sum.min_rtt = s.min_rtt;
     }
   }
-  sum.fused_operations = fused_published_;
+  sum.fused_operations = fused_published_.load(std::memory_order_relaxed);
   return sum;
 }
 
@@ -294,7 +353,7 @@ void ProgressLoop::Run(LaneState& lane) {
       fused = fused_;
     }
     const absl::Time now = absl::Now();
-    if (!incoming.empty()) engine.Submit(std::move(incoming));
+    if (!incoming.empty()) engine.Submit(std::move(incoming), now);
     incoming.clear();
     if (!abort.ok()) engine.FailAll(abort, now);
     if (stopping && (engine.Idle() || now >= drain_deadline_)) {
@@ -328,10 +387,9 @@ void ProgressLoop::Run(LaneState& lane) {
 }
 
 void ProgressLoop::PublishStats(LaneState& lane, uint64_t fused) {
-  std::lock_guard<std::mutex> lock(stats_mu_);
-  lane.stats = lane.engine->stats();
+  lane.stats.Store(lane.engine->stats());
   // Fused operations are counted as lane 0 takes them.
-  if (&lane == lanes_.front().get()) fused_published_ = fused;
+  if (&lane == lanes_.front().get()) fused_published_.store(fused, std::memory_order_relaxed);
 }
 
 }  // namespace grid::api

@@ -4,9 +4,15 @@
 // submits what is queued, polls the transport, scans for loss, and waits on
 // the transport when nothing is due. Every lane runs every operation (its
 // share of the chunks); a lane that fails ends the others' operations too.
+//
+// Every lane takes the progress lock (mu_) once a round, so nothing under it
+// grows with an operation's size: operations are prepared (fused inputs
+// gathered) before it is taken, and only numbered and handed over under it;
+// each lane's counters are published through atomics.
 #ifndef GRID_LIB_API_PROGRESS_H_
 #define GRID_LIB_API_PROGRESS_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -61,6 +67,19 @@ class ProgressLoop {
   const control::WorkerConfig& config() const { return config_; }
 
  private:
+  // A lane's counters as its thread last published them, read by stats()
+  // without a lock: each field on its own (a sum may be a round behind
+  // another).
+  class PublishedStats {
+   public:
+    void Store(const CommunicatorStats& s);
+    CommunicatorStats Load() const;
+
+   private:
+    static constexpr int kCounts = 14;
+    std::atomic<uint64_t> counts_[kCounts] = {};
+    std::atomic<int64_t> operation_ns_{0}, min_rtt_ns_{0};
+  };
   struct LaneState {
     std::unique_ptr<Transport> transport;
     std::unique_ptr<worker::Engine> engine;                // its thread only
@@ -69,7 +88,7 @@ class ProgressLoop {
     bool told = false;  // its thread only: its engine's failure was passed on
     absl::Time last_work = absl::InfinitePast();  // its thread only: for busy_poll
     size_t left_running = 0;                      // set by its thread as it ends
-    CommunicatorStats stats;                      // under stats_mu_
+    PublishedStats stats;
     std::thread thread;
   };
 
@@ -78,8 +97,12 @@ class ProgressLoop {
   // Waits (until `op`'s deadline) for the operations in flight whose
   // buffers conflict with `op`'s.
   absl::Status AwaitOverlapping(const internal::OpState& op);
-  void FinishGroup(const absl::Status& status);                         // under mu_
-  void QueueRun(std::vector<std::shared_ptr<internal::OpState>>& run);  // under mu_
+  void FinishGroup(const absl::Status& status);  // under mu_
+  // Numbers prepared wire operations and hands them to every lane; takes
+  // mu_. If the communicator closed meanwhile, ends them instead.
+  void Enqueue(std::vector<std::shared_ptr<worker::WireOp>> wire);
+  std::vector<std::shared_ptr<worker::WireOp>> Prepare(
+      const std::vector<std::shared_ptr<internal::OpState>>& run) const;
   void PublishStats(LaneState& lane, uint64_t fused);
   void TellHealth();  // under mu_
 
@@ -89,6 +112,9 @@ class ProgressLoop {
   std::vector<std::unique_ptr<LaneState>> lanes_;
 
   std::mutex mu_;
+  // Serializes Submit and GroupEnd, so operations are numbered in the order
+  // they were submitted while preparing them holds no lock the lanes take.
+  std::mutex submit_mu_;
   std::mutex shutdown_mu_;
   std::condition_variable cv_;
   std::vector<std::shared_ptr<internal::OpState>> group_;
@@ -103,8 +129,7 @@ class ProgressLoop {
   absl::Time drain_deadline_ = absl::InfiniteFuture();
   absl::Status closed_;
 
-  mutable std::mutex stats_mu_;
-  uint64_t fused_published_ = 0;  // under stats_mu_
+  std::atomic<uint64_t> fused_published_{0};
 };
 
 }  // namespace grid::api

@@ -5,9 +5,12 @@
 // slots and its own transport queue (docs/worker.md, "Threads"); they share
 // the wire operations.
 //
-// Concerns live in separate files: engine.cc (operations and completion),
+// Concerns live in separate units: engine.cc (operations and completion),
 // tx.cc (issuing chunks under the window), rx.cc (results and signals),
-// loss.cc (the periodic scan and timeouts).
+// loss.cc (the periodic scan and timeouts); the window is a
+// CongestionControl (congestion.h) and the loss rules a LossDetector
+// (loss_detector.h), each a unit of its own with its own tests. Nothing here
+// reads a clock: every call that needs the time is given it.
 #ifndef GRID_LIB_WORKER_ENGINE_H_
 #define GRID_LIB_WORKER_ENGINE_H_
 
@@ -25,6 +28,9 @@
 #include "grid/options.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
+#include "worker/codec.h"
+#include "worker/congestion.h"
+#include "worker/loss_detector.h"
 #include "worker/op_state.h"
 
 namespace grid::worker {
@@ -65,22 +71,25 @@ struct Piece {  // an operation's elements inside a wire operation
 // the same WireOp: the fields at the end are shared between them.
 struct WireOp {
   std::vector<Piece> pieces;
-  bool quantized = false;  // float path (probes, exponents) or int32
-  const float* in_f = nullptr;
-  float* out_f = nullptr;
-  const int32_t* in_i = nullptr;
-  int32_t* out_i = nullptr;
-  std::vector<float> stage_f_in, stage_f_out;  // fused operations
-  std::vector<int32_t> stage_i_in, stage_i_out;
+  const Codec* codec = nullptr;  // the pieces' type (all share one)
+  // Elements [0, count): the caller's buffers at the piece's offset, or for
+  // fused operations (`staged`) the pieces' inputs gathered in `stage_in`
+  // and their sums, wide (Codec::decode_wide), in `stage_out`, which
+  // Complete narrows into each piece.
+  const uint8_t* in = nullptr;
+  uint8_t* out = nullptr;
+  std::vector<uint8_t> stage_in, stage_out;
   bool staged = false;
+  int divisor = 1;  // direct operations: the world size when they average
   size_t count = 0;
+  bool quantized() const { return codec->quantized; }
+  const uint8_t* In(size_t element) const { return in + element * codec->element_bytes; }
   uint32_t op_seq = 0;  // of the data chunks; probes (if any) use op_seq - 1
   uint32_t chunks = 0, probes = 0;
   // Probe j proposes for data chunk probe_base + j: the chunks before it
   // are proposed by the previous, chained operation (`next` below).
   uint32_t probe_base = 0;
   absl::Time deadline;
-  uint8_t max_exponent = 255;  // numerics::MaxBlockExponent of its type
   uint32_t total() const { return probes + chunks; }
   // What the operation's index-th packet names: its first `probes` are
   // probes (op_seq - 1, chunk = index), the rest data chunk index - probes.
@@ -151,9 +160,10 @@ class Engine {
   Engine(const control::WorkerConfig& config, Transport* transport, const EngineOptions& options,
          Lane lane = {});
 
-  // Queues operations; each wire operation runs after the ones before it.
-  // Every lane of a rank is given the same operations in the same order.
-  void Submit(std::vector<std::shared_ptr<WireOp>> ops);
+  // Queues operations at `now`; each wire operation runs after the ones
+  // before it. Every lane of a rank is given the same operations in the
+  // same order.
+  void Submit(std::vector<std::shared_ptr<WireOp>> ops, absl::Time now);
   // One round: receive a batch, issue what the window allows, scan for loss
   // when the scan interval has passed. Returns whether anything happened.
   bool Poll(absl::Time now);
@@ -174,9 +184,9 @@ class Engine {
 
   const CommunicatorStats& stats() const { return stats_; }
   // The loss and congestion state, as tests/worker/loss_test.cc checks it.
-  uint32_t window() const { return static_cast<uint32_t>(cwnd_); }
-  double marked_fraction() const { return alpha_; }
-  absl::Duration rto() const { return rto_; }
+  uint32_t window() const { return cc_.window(); }
+  double marked_fraction() const { return cc_.marked_fraction(); }
+  absl::Duration rto() const { return loss_.rto(); }
 
  private:
   // A wire operation as this lane runs it: the stream positions
@@ -217,11 +227,11 @@ class Engine {
   // Queue and Flush are false once a batch could not be built: every
   // operation has failed (FailAll), and the caller's slots and ops are gone.
   // A probe (header-only) after data, or data after a probe, flushes first.
-  bool Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit);
+  bool Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit, absl::Time now);
   // Writes the whole frame. A header that does not fit (only a config
   // Create would have refused) zeroes it and sets build_error_.
   void BuildChunk(const TxItem& item, absl::Span<uint8_t> frame);
-  bool Flush();
+  bool Flush(absl::Time now);
   // rx.cc
   bool Receive(absl::Time now);
   void OnFrame(absl::Span<const uint8_t> frame, absl::Time now);
@@ -231,23 +241,13 @@ class Engine {
   bool FromAggregator(const wire::FrameView& v) const;
   bool ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent);
   uint64_t Foreign() const { return foreign_ + transport_->foreign_frames(); }
-  // Loss recovery (loss.cc): every scan_interval, Scan measures the rate
-  // results come back at, resends what is lost, and fails operations past
-  // their deadline.
+  // Loss recovery (loss.cc): every scan_interval, Scan asks the
+  // LossDetector about each chunk in flight, resends what it finds lost, and
+  // fails operations past their deadline.
   void Scan(absl::Time now);
-  void MeasureResultRate(absl::Time now);
-  struct LossClock {  // one scan's timeouts
-    int max_shift = 0;
-    absl::Duration stall_base, overtaken_base, reorder;
-    bool probe_says_lost = false;
-  };
-  // Also consumes a stall probe's answer once it says the rest was lost.
-  LossClock LossClockAt(absl::Time now);
   // False if the transmit queue filled; `lost` says whether anything went.
   bool ResendLost(absl::Time now, bool& lost);
   void FailExpired(absl::Time now);
-  void Backoff(absl::Time now, double floor = 1);
-  void OnMark(bool marked);  // the congestion control's ECN input (DCTCP)
   // engine.cc
   void Complete(WireOp& op, absl::Time now);
   void Finalize(Piece& piece, absl::Time now);
@@ -263,46 +263,8 @@ class Engine {
   uint64_t stream_end_ = 0;  // the stream position after the last operation submitted
   uint64_t next_pos_ = 0;    // this lane's next position to issue
   uint32_t in_flight_ = 0;
-  double cwnd_;
-  double ssthresh_;  // slow start below it, +1 per window above it
-  uint32_t max_window_;
-  absl::Time last_decrease_ = absl::InfinitePast();
-  // DCTCP: alpha_ follows the fraction of results and signals marked
-  // CONGESTION, updated once per window of them; a window with marks shrinks
-  // cwnd by alpha_ / 2 (loss.cc, OnMark). It starts at 1, so the first
-  // marked window halves, as TCP would.
-  double alpha_ = 1;
-  uint32_t window_seen_ = 0, window_marked_ = 0;
-  // Doublings of a chunk's retransmission timeout (loss.cc, Scan).
-  static constexpr int kMaxBackoff = 3;
-  static constexpr int kMaxSilentBackoff = 20;
-  // The round-trip estimate (loss.cc, SampleRtt), from clean samples.
-  absl::Duration srtt_ = absl::ZeroDuration(), rttvar_ = absl::ZeroDuration();
-  absl::Duration rto_;
-  void SampleRtt(absl::Duration rtt);
-  absl::Time last_result_ = absl::InfinitePast();       // when a chunk was last answered
-  absl::Time last_result_sent_ = absl::InfinitePast();  // when that chunk was (last) sent
-  // Loss by order (RACK, RFC 8985; loss.cc, Scan): every chunk of this rank
-  // takes the same path to its aggregator, and every rank sends in stream
-  // order, so results come back in the order their chunks were sent. A
-  // chunk still out when one sent after it has been answered, for longer
-  // than that one's round trip and a reordering window, was lost. A chunk
-  // that is only queued has nothing sent after it answered yet.
-  absl::Time rack_sent_ = absl::InfinitePast();  // the latest send answered
-  absl::Duration rack_rtt_;                      // that chunk's round trip
-  // A stalled stream's probe (loss.cc): its position, and once its result
-  // is in, when it came and when the probe was sent. A
-  // result for a chunk sent before the probe cancels it (the stall was a
-  // wait, not a loss).
-  uint64_t probe_pos_ = UINT64_MAX;
-  absl::Time probe_answered_ = absl::InfinitePast();
-  absl::Time probe_sent_ = absl::InfinitePast();
-  // Results per second while chunks are in flight (loss.cc, Scan): with
-  // in_flight_ chunks queued ahead, a chunk sent now waits about
-  // in_flight_ / result_rate_ for its result, which srtt_ follows late.
-  double result_rate_ = 0;
-  uint64_t results_counted_ = 0;
-  absl::Time rate_since_ = absl::InfinitePast();
+  CongestionControl cc_;
+  LossDetector loss_;
   absl::Time next_scan_ = absl::InfinitePast();
   std::vector<TxItem> tx_items_;  // the batch being queued, options_.batch long
   size_t tx_count_ = 0;
@@ -315,14 +277,18 @@ class Engine {
 };
 
 // Splits operations (all of one type, issued together) into wire operations:
-// consecutive operations of at most `fusion_bytes` are fused, an operation
-// above kMaxChunksPerSegment chunks is segmented, and consecutive float
-// wire operations are chained (WireOp::next). Widens 16-bit types.
-// `op_seq` is the communicator's counter; every rank must call this with the
-// same operations in the same order.
+// consecutive operations of at most `fusion_bytes` are fused (their inputs
+// gathered here), an operation above kMaxChunksPerSegment chunks is
+// segmented, and consecutive float wire operations are chained
+// (WireOp::next). `world`: the divisor of those that average. O(bytes)
+// for fused operations only, and needs no lock: NumberWireOps then gives
+// them their op_seqs.
 std::vector<std::shared_ptr<WireOp>> PrepareWireOps(
     const std::vector<std::shared_ptr<internal::OpState>>& ops, uint16_t elements, uint32_t slots,
-    size_t fusion_bytes, uint32_t& op_seq);
+    size_t fusion_bytes, int world);
+// The op_seqs, in order from the communicator's counter `op_seq`; every rank
+// numbers the same wire operations in the same order.
+void NumberWireOps(const std::vector<std::shared_ptr<WireOp>>& wire, uint32_t& op_seq);
 
 }  // namespace grid::worker
 

@@ -25,9 +25,6 @@ struct OpState {
   absl::Time submitted;
   absl::Time deadline;
 
-  // 16-bit types, widened: written before the engines see the operation,
-  // then by the lanes (each its own chunks), read by the one that ends it.
-  std::vector<float> wide_in, wide_out;
   // Pieces of wire operations still running; the lane that takes it to 0
   // finalizes the operation.
   std::atomic<int> pending{0};

@@ -39,19 +39,19 @@ void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
   }
   const bool marked = (h.flags & wire::flags::kCongestion) != 0;
   if (marked) ++stats_.congestion_signals;
-  OnMark(marked);
+  cc_.OnFeedback(marked);
   if (h.type == wire::MessageType::kResult) {
     OnResult(v, now);
   } else if (h.flags & wire::flags::kCollision) {
     ++stats_.collisions;
-    Backoff(now);
+    cc_.OnLoss(now, loss_.rto());
   }
 }
 
 // An exponent above what the operation's type can hold came from no rank:
 // the operation fails, naming the chunk, instead of returning garbage.
 bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
-  if (exponent <= op.max_exponent) return true;
+  if (exponent <= op.codec->max_exponent) return true;
   if (exponent == numerics::kNotFiniteExponent) {
     // A rank's block is not finite: every rank fails the operation, as the
     // rank that had it does, rather than return the others a saturated
@@ -68,7 +68,7 @@ bool Engine::ExponentPossible(WireOp& op, uint32_t chunk, uint8_t exponent) {
       "allreduce %d: chunk %d: exponent %d is above what %s data can have (%d); the result "
       "was forged or corrupted on the way",
       op.pieces.front().op->id, chunk, exponent, DataTypeName(op.pieces.front().op->type),
-      op.max_exponent)));
+      op.codec->max_exponent)));
   return false;
 }
 
@@ -80,12 +80,14 @@ bool Engine::TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk) {
   const size_t begin = size_t{chunk} * config_.elements;
   const size_t n = std::min<size_t>(config_.elements, op.count - begin);
   if (h.num_elements != config_.elements) return false;
-  if (!op.quantized) {
-    numerics::Int32FromWire(v.payload, {op.out_i + begin, n});
-    return true;
-  }
+  // Straight into the caller's buffer, averaged and narrowed (Codec), or
+  // for a fused operation wide into its staging.
   absl::Status st =
-      numerics::DequantizeFromWire(v.payload, h.exponent, config_.world, {op.out_f + begin, n});
+      op.staged ? op.codec->decode_wide(v.payload, n, h.exponent, config_.world,
+                                        op.out + begin * kWideBytes)
+                : op.codec->decode(v.payload, n, h.exponent, config_.world, op.divisor,
+                                   op.out + begin * op.codec->element_bytes);
+  if (!op.quantized()) return true;
   if (st.ok() && h.exponent != op.Exponent(chunk)) {
     st = absl::InternalError(
         absl::StrFormat("result exponent %d, agreed %d: a rank quantized with another exponent",
@@ -104,31 +106,11 @@ bool Engine::TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk) {
   return true;
 }
 
-// The clocks a result moves: the last result, the result rate, the round
-// trip, loss by order and a stall's probe (loss.cc reads them all).
+// What a result tells the loss rules (the LossDetector): the round trip, the
+// order of the stream, a stall's probe.
 void Engine::Answered(const Slot& s, uint8_t flags, absl::Time now) {
-  last_result_ = now;
-  last_result_sent_ = s.sent;
-  ++results_counted_;
-  // Karn's rule, for a whole chunk: a round trip in which any rank's
-  // contribution was sent again (RETRANSMIT, kept by the switches and the
-  // root) measures loss recovery, not the network.
-  if (s.sends == 1 && !(flags & wire::flags::kRetransmit)) SampleRtt(now - s.sent);
-  // Only a first send's result orders the stream (loss.cc): a resent
-  // chunk's result may answer either send.
-  if (s.sends == 1 && s.sent >= rack_sent_) {
-    rack_sent_ = s.sent;
-    rack_rtt_ = now - s.sent;
-  }
-  if (s.pos == probe_pos_) {
-    // A stall's probe answered (loss.cc): what was sent before it and does
-    // not follow within a reordering window is lost.
-    probe_pos_ = UINT64_MAX;
-    probe_answered_ = now;
-    probe_sent_ = s.sent;
-  } else if (s.sent < probe_sent_) {
-    probe_answered_ = absl::InfinitePast();  // the rest is coming: a wait, not a loss
-  }
+  loss_.OnAnswered(s.pos, s.sent, s.sends, (flags & wire::flags::kRetransmit) != 0, now);
+  stats_.min_rtt = loss_.min_rtt();
 }
 
 void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
@@ -161,10 +143,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   Answered(s, h.flags, now);
   s.run = nullptr;
   --in_flight_;
-  if (!(h.flags & wire::flags::kCongestion)) {
-    // Slow start (+1 per result) up to ssthresh, then +1 per window.
-    cwnd_ = std::min<double>(max_window_, cwnd_ + (cwnd_ < ssthresh_ ? 1.0 : 1.0 / cwnd_));
-  }
+  cc_.OnResult((h.flags & wire::flags::kCongestion) != 0);
   ++run.done;
   // The lane that answers the operation's last chunk ends it; acq_rel, so
   // it sees every lane's results in the output.

@@ -18,14 +18,14 @@ bool Engine::Issue(absl::Time now) {
       ++issuing_;
       continue;
     }
-    if (in_flight_ >= static_cast<uint32_t>(cwnd_)) break;
+    if (in_flight_ >= cc_.window()) break;
     // The chunk P positions back shares this slot's other copy's partner:
     // its result must be in before the slot is used again.
     Slot& slot = SlotOf(next_pos_);
     if (slot.run != nullptr) break;
     const auto index = static_cast<uint32_t>(next_pos_ - r.base);
-    if (index >= op.probes && op.quantized && !op.Agreed(index - op.probes)) break;
-    if (!Queue(op, index, next_pos_, false)) return any;
+    if (index >= op.probes && op.quantized() && !op.Agreed(index - op.probes)) break;
+    if (!Queue(op, index, next_pos_, false, now)) return any;
     slot.run = &r;
     slot.index = index;
     slot.pos = next_pos_;
@@ -36,13 +36,13 @@ bool Engine::Issue(absl::Time now) {
     ++in_flight_;
     any = true;
   }
-  Flush();
+  Flush(now);
   return any;
 }
 
-bool Engine::Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit) {
+bool Engine::Queue(WireOp& op, uint32_t index, uint64_t pos, bool retransmit, absl::Time now) {
   const size_t bytes = wire::FrameBytes(index < op.probes ? 0 : config_.elements);
-  if ((tx_count_ == tx_items_.size() || (tx_count_ > 0 && bytes != tx_bytes_)) && !Flush()) {
+  if ((tx_count_ == tx_items_.size() || (tx_count_ > 0 && bytes != tx_bytes_)) && !Flush(now)) {
     return false;
   }
   tx_bytes_ = bytes;
@@ -80,7 +80,7 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
     const uint32_t j = named.chunk;
     begin = size_t{j} * config_.elements;
     n = std::min<size_t>(config_.elements, op.count - begin);
-    if (op.quantized) {
+    if (op.quantized()) {
       h.exponent = op.Exponent(j);
       const WireOp::Ahead ahead = op.AheadOf(j, pool);
       h.next_exponent = ahead.op != nullptr ? LocalExponent(*ahead.op, ahead.chunk) : 0;
@@ -110,20 +110,15 @@ void Engine::BuildChunk(const TxItem& item, absl::Span<uint8_t> frame) {
   if (probe) return;  // only its exponent proposal counts
   uint8_t* payload = frame.data() + wire::kPayloadOffset;
   std::fill(payload + n * wire::kElementBytes, frame.data() + frame.size(), 0);
-  if (op.quantized) {
-    absl::Status s =
-        numerics::QuantizeToWire({op.in_f + begin, n}, h.exponent, config_.world, payload);
-    if (!s.ok()) {
-      op.Fail(absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
-                                                         op.pieces.front().op->id, begin,
-                                                         begin + n - 1, s.message())));
-    }
-  } else {
-    numerics::Int32ToWire({op.in_i + begin, n}, payload);
+  absl::Status s = op.codec->encode(op.In(begin), n, h.exponent, config_.world, payload);
+  if (!s.ok()) {
+    op.Fail(absl::InvalidArgumentError(absl::StrFormat("allreduce %d: elements %d-%d: %s",
+                                                       op.pieces.front().op->id, begin,
+                                                       begin + n - 1, s.message())));
   }
 }
 
-bool Engine::Flush() {
+bool Engine::Flush(absl::Time now) {
   if (tx_count_ == 0) return true;
   const size_t bytes = tx_bytes_;
   // What the transport does not take is lost to it; the scan resends it.
@@ -134,7 +129,7 @@ bool Engine::Flush() {
   stats_.packets_sent += taken;
   tx_count_ = 0;
   if (build_error_.ok()) return true;
-  FailAll(build_error_, absl::Now());
+  FailAll(build_error_, now);
   return false;
 }
 

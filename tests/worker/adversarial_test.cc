@@ -268,7 +268,8 @@ std::shared_ptr<internal::OpState> StartOne(worker::Engine& engine,
   op->count = count;
   op->deadline = absl::Now() + absl::Seconds(10);
   uint32_t op_seq = 0;
-  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq),
+                absl::Now());
   engine.Poll(absl::Now());
   return op;
 }
@@ -373,13 +374,13 @@ TEST(WorkerChecks, OperationsSubmittedTogetherChainTheirExponents) {
     op->deadline = absl::Now() + absl::Seconds(10);
   }
   uint32_t op_seq = 0;
-  auto wire = worker::PrepareWireOps({op1, op2}, config.elements, pool, 0, op_seq);
+  auto wire = testing::Prepared({op1, op2}, config.elements, pool, 0, op_seq);
   ASSERT_EQ(wire.size(), 2u);
   EXPECT_EQ(wire[1]->probes, 0u);
   const uint32_t data_seq2 = wire[1]->op_seq;
   // Without probes it takes one op_seq, its data's.
   EXPECT_EQ(data_seq2, wire[0]->op_seq + 1);
-  engine.Submit(wire);
+  engine.Submit(wire, absl::Now());
   auto poll = [&] {
     transport.sent.clear();
     engine.Poll(absl::Now());
@@ -451,7 +452,8 @@ TEST(WorkerChecks, AQueuedOperationsProbesTravelWithThePreviousData) {
     op->recv = out.data();
     op->count = in.size();
     op->deadline = absl::Now() + absl::Seconds(10);
-    engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+    engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq),
+                absl::Now());
     return op;
   };
   auto op1 = submit(out1);
@@ -492,7 +494,8 @@ TEST(WorkerChecks, TheShortestCleanRoundTripIsReported) {
   op->count = in.size();
   op->deadline = t + absl::Seconds(60);
   uint32_t op_seq = 0;
-  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq),
+                absl::Now());
   transport.sent.clear();
   engine.Poll(t);
   ASSERT_EQ(transport.sent.size(), 3u);  // probes 0-2, sent at t

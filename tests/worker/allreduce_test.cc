@@ -17,6 +17,7 @@
 #include "util/random.h"
 #include "worker/cluster.h"
 #include "worker/engine.h"
+#include "worker/hand.h"
 
 namespace grid {
 namespace {
@@ -825,7 +826,7 @@ TEST(PrepareWireOps, SegmentsOperationsAtTheTofinoTagLimit) {
   op->send = &dummy;
   op->recv = &dummy;
   uint32_t op_seq = 10;
-  const auto wire = PrepareWireOps({op}, kElements, 256, 0, op_seq);
+  const auto wire = testing::Prepared({op}, kElements, 256, 0, op_seq);
   ASSERT_EQ(wire.size(), 2u);
   EXPECT_EQ(wire[0]->chunks, kMaxChunksPerSegment);
   EXPECT_EQ(wire[1]->chunks, 6u);
@@ -867,7 +868,7 @@ std::vector<uint64_t> ProposalDistances(const std::vector<std::shared_ptr<WireOp
   std::map<std::pair<const WireOp*, uint32_t>, int> proposals;
   std::vector<uint64_t> distances;
   for (const auto& w : wire) {
-    if (!w->quantized) continue;
+    if (!w->quantized()) continue;
     for (uint32_t i = 0; i < w->probes; ++i) {
       ++proposals[{w.get(), w->probe_base + i}];
       distances.push_back(data_pos(w.get(), w->probe_base + i) - (base[w.get()] + i));
@@ -880,7 +881,7 @@ std::vector<uint64_t> ProposalDistances(const std::vector<std::shared_ptr<WireOp
     }
   }
   for (const auto& w : wire) {
-    if (!w->quantized) continue;
+    if (!w->quantized()) continue;
     for (uint32_t j = 0; j < w->chunks; ++j) {
       EXPECT_EQ((proposals[{w.get(), j}]), 1) << "op_seq " << w->op_seq << " chunk " << j;
     }
@@ -904,7 +905,7 @@ TEST(PrepareWireOps, ChainsPassOverEmptyOperationsAcrossSlots) {
   for (size_t chunks : {5, 0, 3, 7})
     ops.push_back(PreparedOp(DataType::kFloat32, chunks * kElements));
   uint32_t op_seq = 0;
-  const auto wire = PrepareWireOps(ops, kElements, kPool, 0, op_seq);
+  const auto wire = testing::Prepared(ops, kElements, kPool, 0, op_seq);
   ASSERT_EQ(wire.size(), 4u);
   EXPECT_EQ(wire[0]->probes, 5u);
   EXPECT_EQ(wire[0]->next, wire[2]);
@@ -946,7 +947,7 @@ TEST(PrepareWireOps, OpSeqNeverRunsAheadOfTheStream) {
       ops.push_back(PreparedOp(type, chunks * kElements - (chunks > 0 ? rng.Below(kElements) : 0)));
     }
     const size_t fusion = rng.Below(3) == 0 ? 2 * kElements * sizeof(float) : 0;
-    const auto wire = PrepareWireOps(ops, kElements, kPool, fusion, op_seq);
+    const auto wire = testing::Prepared(ops, kElements, kPool, fusion, op_seq);
     ProposalDistances(wire, kPool);
     for (const auto& w : wire) {
       for (uint32_t i = 0; i < w->total(); ++i) stream.push_back({w->At(i).op_seq, w->At(i).chunk});
@@ -996,7 +997,7 @@ TEST(PrepareWireOps, TheTofinoTagOrdersEveryChunkUpToTheLargestP4Pool) {
     uint32_t op_seq = 0;
     std::vector<std::shared_ptr<WireOp>> alone;
     for (uint32_t k = 0; k < 3 * pool; ++k) {
-      for (auto& w : PrepareWireOps({PreparedOp(DataType::kFloat32, kElements)}, kElements, pool, 0,
+      for (auto& w : testing::Prepared({PreparedOp(DataType::kFloat32, kElements)}, kElements, pool, 0,
                                     op_seq)) {
         alone.push_back(std::move(w));
       }
@@ -1010,7 +1011,7 @@ TEST(PrepareWireOps, TheTofinoTagOrdersEveryChunkUpToTheLargestP4Pool) {
         group.push_back(PreparedOp(DataType::kFloat32, empty ? 0 : kElements));
       }
       op_seq = 0;
-      const auto chained = PrepareWireOps(group, kElements, pool, 0, op_seq);
+      const auto chained = testing::Prepared(group, kElements, pool, 0, op_seq);
       EXPECT_EQ(FirstMisorderedTag(chained, pool) < 0, pool <= sw::kP4MaxPool)
           << "chained, empty every " << empty_every;
     }

@@ -5,6 +5,7 @@
 #define GRID_TESTS_WORKER_HAND_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,19 @@
 #include "grid/transport.h"
 #include "grid/wire.h"
 #include "worker/cluster.h"
+#include "worker/engine.h"
 
 namespace grid::testing {
+
+// worker::PrepareWireOps, then NumberWireOps from `op_seq`: one thread, no
+// lock to spare.
+inline std::vector<std::shared_ptr<worker::WireOp>> Prepared(
+    const std::vector<std::shared_ptr<internal::OpState>>& ops, uint16_t elements, uint32_t slots,
+    size_t fusion_bytes, uint32_t& op_seq, int world = 1) {
+  auto wire = worker::PrepareWireOps(ops, elements, slots, fusion_bytes, world);
+  worker::NumberWireOps(wire, op_seq);
+  return wire;
+}
 
 class HandTransport final : public Transport {
  public:

@@ -34,7 +34,7 @@ struct Rig {
     op->count = in.size();
     op->deadline = now + absl::Hours(1);
     uint32_t op_seq = 0;
-    engine->Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+    engine->Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq), now);
   }
 
   // Moves the clock by `step` and polls; returns what the engine sent.
@@ -89,7 +89,7 @@ TEST(Sending, HeadersTheWireRefusesFailEveryOperation) {
   const absl::Time now = absl::Now();
   op->deadline = now + absl::Hours(1);
   uint32_t op_seq = 0;
-  engine.Submit(worker::PrepareWireOps({op}, config.elements, config.slots, 0, op_seq));
+  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq), now);
   engine.Poll(now);
   ASSERT_TRUE(op->done);
   EXPECT_EQ(op->status.code(), absl::StatusCode::kInternal);
