@@ -25,7 +25,7 @@ uint16_t Slots(const AttackSetup& s) { return static_cast<uint16_t>(s.victim.slo
 
 // A chunk of the victim's, as its host would send it.
 Header MemberData(const AttackSetup& s, uint64_t i) {
-  const control::WorkerConfig& v = s.victim;
+  const host_config::WorkerConfig& v = s.victim;
   Header h;
   h.type = MessageType::kData;
   h.job_id = v.job_id;
@@ -101,7 +101,7 @@ absl::StatusOr<Attack> ParseAttack(std::string_view name) {
 }
 
 std::vector<uint8_t> AttackFrame(Attack attack, const AttackSetup& s, uint64_t i) {
-  const control::WorkerConfig& v = s.victim;
+  const host_config::WorkerConfig& v = s.victim;
   Header h = MemberData(s, i);
   FrameAddress a = From(s, v.aggregator_ip, i);
   switch (attack) {
@@ -195,7 +195,7 @@ std::vector<uint8_t> AttackFrame(Attack attack, const AttackSetup& s, uint64_t i
 
 absl::StatusOr<AttackSetup> MakeAttackSetup(
     const topology::Topology& topology, topology::NodeId attacker,
-    const std::vector<control::WorkerConfig>& workers, const control::RootConfig& root,
+    const std::vector<host_config::WorkerConfig>& workers, const host_config::RootConfig& root,
     const std::map<topology::NodeId, sw::SwitchConfig>& switches) {
   if (attacker >= topology.num_nodes() || topology.node(attacker).is_switch() ||
       topology.neighbors(attacker).empty()) {

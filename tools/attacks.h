@@ -45,8 +45,8 @@ absl::StatusOr<Attack> ParseAttack(std::string_view name);
 
 // Where the attacker sits and whom it imitates.
 struct AttackSetup {
-  control::WorkerConfig victim;      // a member: its job, token, rank, aggregation node, labels
-  control::RootConfig root;          // the root (its contributors name the switches)
+  host_config::WorkerConfig victim;      // a member: its job, token, rank, aggregation node, labels
+  host_config::RootConfig root;          // the root (its contributors name the switches)
   uint16_t victim_result_label = 0;  // the path its results take (from its switch's tables)
   uint16_t to_root_label = 0;        // a path from the attacker's switch to the root
   uint32_t attacker_ip = 0;          // the attacker's host
@@ -63,7 +63,7 @@ std::vector<uint8_t> AttackFrame(Attack attack, const AttackSetup& setup, uint64
 // frames meet the checks of an aggregation switch first), else rank 0.
 absl::StatusOr<AttackSetup> MakeAttackSetup(
     const topology::Topology& topology, topology::NodeId attacker,
-    const std::vector<control::WorkerConfig>& workers, const control::RootConfig& root,
+    const std::vector<host_config::WorkerConfig>& workers, const host_config::RootConfig& root,
     const std::map<topology::NodeId, sw::SwitchConfig>& switches);
 
 }  // namespace grid::tools

@@ -73,7 +73,7 @@ std::vector<std::pair<NodeId, const sw::SwitchConfig*>> Switches(const Fabric& f
 // Puts `value` under the key of every rank's and the root's transport.
 void HostTransports(const Fabric& f, Keys& keys,
                     const std::function<std::string(NodeId host, const std::string& name)>& spec) {
-  for (const control::WorkerConfig& w : f.workers) {
+  for (const host_config::WorkerConfig& w : f.workers) {
     keys.emplace_back(absl::StrFormat("grid/transport/%d", w.rank),
                       spec(w.node, absl::StrFormat("gw%d-%d", f.job_id, w.rank)));
   }
@@ -197,7 +197,7 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
                     wire::MacToString(control::NodeMac(topo.neighbors(h)[0].node)), "\n");
   }
   keys.emplace_back("grid/netns/hosts", hosts);
-  for (const control::WorkerConfig& w : f.workers) {
+  for (const host_config::WorkerConfig& w : f.workers) {
     keys.emplace_back(absl::StrFormat("grid/netns/rank/%d", w.rank), node_ns(w.node));
   }
   keys.emplace_back("grid/netns/root", node_ns(f.root.node));

@@ -24,8 +24,8 @@ using Keys = std::vector<std::pair<std::string, std::string>>;
 struct Fabric {
   const topology::Topology& topology;
   const std::map<topology::NodeId, sw::SwitchConfig>& switches;
-  const std::vector<control::WorkerConfig>& workers;
-  const control::RootConfig& root;
+  const std::vector<host_config::WorkerConfig>& workers;
+  const host_config::RootConfig& root;
   uint16_t job_id;
 };
 

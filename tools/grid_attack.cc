@@ -43,17 +43,17 @@ T Check(absl::StatusOr<T> value, const tools::Flags& flags) {
 // The job as the store has it: every worker's config, the root's, and every
 // switch's tables.
 struct Published {
-  std::vector<control::WorkerConfig> workers;
-  control::RootConfig root;
+  std::vector<host_config::WorkerConfig> workers;
+  host_config::RootConfig root;
   std::map<topology::NodeId, sw::SwitchConfig> switches;
 };
 
 Published Read(Store& store, const topology::Topology& topo, const tools::Flags& flags) {
   const absl::Duration wait = absl::Seconds(30);
   Published p;
-  p.root = Check(control::ParseRootConfigJson(Check(store.Get("grid/root", wait), flags)), flags);
+  p.root = Check(host_config::ParseRootConfigJson(Check(store.Get("grid/root", wait), flags)), flags);
   for (int r = 0; r < p.root.world; ++r) {
-    p.workers.push_back(Check(control::ParseWorkerConfigJson(Check(
+    p.workers.push_back(Check(host_config::ParseWorkerConfigJson(Check(
                                   store.Get(absl::StrFormat("grid/worker/%d", r), wait), flags)),
                               flags));
   }

@@ -69,10 +69,10 @@ void OnSignal(int) { g_stop = 1; }
 struct Job {
   topology::Topology topology;
   planner::Plan plan;
-  control::JobParams params;
+  host_config::JobParams params;
   std::map<topology::NodeId, sw::SwitchConfig> switches;
-  std::vector<control::WorkerConfig> workers;
-  control::RootConfig root;
+  std::vector<host_config::WorkerConfig> workers;
+  host_config::RootConfig root;
   uint64_t bdp_bytes = 0;  // the pool's bandwidth-delay product (control::PlanBdpBytes)
 };
 

@@ -12,7 +12,7 @@
 #include "grid/control.h"
 #include "grid/store.h"
 #include "grid/transport.h"
-#include "root/shards.h"
+#include "root/lanes.h"
 #include "tools/flags.h"
 
 namespace {
@@ -51,7 +51,7 @@ std::string StatsJson(const grid::root::RootStats& s) {
 
 // Where the root's config comes from: the store's grid/root, or --config.
 // Read at start and again on SIGHUP.
-absl::StatusOr<grid::control::RootConfig> ReadConfig(const grid::tools::Flags& flags,
+absl::StatusOr<grid::host_config::RootConfig> ReadConfig(const grid::tools::Flags& flags,
                                                      grid::Store* store, absl::Duration wait) {
   std::string text;
   if (store != nullptr) {
@@ -66,11 +66,11 @@ absl::StatusOr<grid::control::RootConfig> ReadConfig(const grid::tools::Flags& f
     ss << in.rdbuf();
     text = ss.str();
   }
-  return grid::control::ParseRootConfigJson(text);
+  return grid::host_config::ParseRootConfigJson(text);
 }
 
 // SIGHUP: the config again, and every thread starts over with nothing held.
-void Reload(const grid::tools::Flags& flags, grid::Store* store, grid::root::RootShards& root) {
+void Reload(const grid::tools::Flags& flags, grid::Store* store, grid::root::RootLanes& root) {
   auto config = ReadConfig(flags, store, absl::Seconds(5));
   const absl::Status s = config.ok() ? root.Reload(*config, absl::Seconds(5)) : config.status();
   std::fprintf(stderr, "grid-root: reload%s: %s\n",
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   if (!transport.ok()) flags.Exit(transport.status());
   for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) std::signal(sig, OnSignal);
   auto root =
-      root::RootShards::Start(*config, *std::move(transport), threads, absl::Milliseconds(5));
+      root::RootLanes::Start(*config, *std::move(transport), threads, absl::Milliseconds(5));
   if (!root.ok()) flags.Exit(root.status());
   std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
                config->contributors.size(), (*root)->Describe().c_str());

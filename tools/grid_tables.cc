@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   text << in.rdbuf();
   auto plan = planner::ParsePlanJson(*topo, text.str());
   if (!plan.ok()) flags.Fail(plan_path + ": " + std::string(plan.status().message()));
-  control::JobParams job;
+  host_config::JobParams job;
   job.job_id = static_cast<uint16_t>(flags.Int("job-id", 1, 0, 65535));
   // The hosts' configs must carry the same token, so it is given, not drawn.
   if (!flags.Get("token")) flags.Fail("--token is required: the job's token (1 to 2^32-1)");

@@ -51,7 +51,7 @@ struct Lane {
 };
 
 // What a lane lcore runs with (several lcores only).
-struct Shard {
+struct LaneCore {
   Lane* lane;
   rte_ring* ring;
   const SwitchFlags* flags;
@@ -64,8 +64,8 @@ struct Shard {
 };
 
 // A lane lcore's loop: packets from its ring, through its runtime, out.
-int ShardLoop(void* arg) {
-  Shard& s = *static_cast<Shard*>(arg);
+int LaneLoop(void* arg) {
+  LaneCore& s = *static_cast<LaneCore*>(arg);
   rte_mbuf* bufs[RuntimeTunables::kBurst];
   IdleBackoff idle(s.flags->idle_us, nullptr);
   while (!g_stop) {
@@ -87,7 +87,7 @@ int ShardLoop(void* arg) {
 }
 
 // Everything the main lcore runs: the ports, the lanes, and with several
-// lcores the shards that feed them.
+// lcores the lane cores they feed.
 struct Switch {
   SwitchFlags flags;
   sw::SwitchConfig config;
@@ -95,7 +95,7 @@ struct Switch {
   unsigned lanes = 1;
   rte_mempool* pool = nullptr;
   std::vector<Lane> lane;
-  std::vector<std::unique_ptr<Shard>> shards;
+  std::vector<std::unique_ptr<LaneCore>> cores;
   std::vector<std::string> eal_args;  // before rte_eal_init permutes argv
   transport::MemifBells bells;
 };
@@ -158,7 +158,7 @@ void StartPorts(Switch& sw) {
       !s.ok()) {
     Fail(std::string(s.message()), 1);
   }
-  // Doorbells on the single-lcore switch; shards keep napping.
+  // Doorbells on the single-lcore switch; lane cores keep napping.
   if (sw.lanes == 1) {
     sw.bells = transport::OpenMemifBells(static_cast<int>(args.size()), args.data(), ports);
     sw.lane[0].bells = &sw.bells;
@@ -166,23 +166,23 @@ void StartPorts(Switch& sw) {
 }
 
 // With several lcores: a ring and a loop per lane.
-void LaunchShards(Switch& sw) {
+void LaunchLaneCores(Switch& sw) {
   if (sw.lanes == 1) return;
   constexpr unsigned kRingSize = 4096;
   unsigned w = 0;
   unsigned lcore;
   RTE_LCORE_FOREACH_WORKER(lcore) {
-    const std::string name = "grid_shard" + std::to_string(w);
+    const std::string name = "grid_lane" + std::to_string(w);
     rte_ring* ring = rte_ring_create(name.c_str(), kRingSize, static_cast<int>(rte_socket_id()),
                                      RING_F_SP_ENQ | RING_F_SC_DEQ);
     if (ring == nullptr) Fail("cannot create ring " + name, 1);
-    auto shard = std::make_unique<Shard>();
-    shard->lane = &sw.lane[w];
-    shard->ring = ring;
-    shard->flags = &sw.flags;
-    shard->shares = sw.lanes;
-    rte_eal_remote_launch(ShardLoop, shard.get(), lcore);
-    sw.shards.push_back(std::move(shard));
+    auto core = std::make_unique<LaneCore>();
+    core->lane = &sw.lane[w];
+    core->ring = ring;
+    core->flags = &sw.flags;
+    core->shares = sw.lanes;
+    rte_eal_remote_launch(LaneLoop, core.get(), lcore);
+    sw.cores.push_back(std::move(core));
     ++w;
   }
 }
@@ -193,9 +193,9 @@ void DumpCounters(Switch& sw) {
   if (sw.lanes == 1) {
     total = sw.lane[0].runtime->pipeline().counters();
   } else {
-    for (auto& s : sw.shards) s->dump.store(1, std::memory_order_release);
+    for (auto& s : sw.cores) s->dump.store(1, std::memory_order_release);
     const int64_t deadline = SteadyNs() + 1'000'000'000;
-    for (auto& s : sw.shards) {
+    for (auto& s : sw.cores) {
       while (s->dump.load(std::memory_order_acquire) != 2 && SteadyNs() < deadline) sched_yield();
       if (s->dump.exchange(0) == 2) total.Add(s->snapshot);
     }
@@ -203,7 +203,7 @@ void DumpCounters(Switch& sw) {
   std::fprintf(stderr, "%s\n", sw::CountersToJson(total).c_str());
 }
 
-// Every receive queue of every port, into the one lane or the shards'
+// Every receive queue of every port, into the one lane or the lane cores'
 // rings: a peer with several queue pairs (a rank's `dpdk: ... --
 // queues=N`) sends on all of them.
 size_t ReceiveAll(Switch& sw) {
@@ -222,12 +222,12 @@ size_t ReceiveAll(Switch& sw) {
         }
         util::TsanRelease(rx[i]);
         if (rte_ring_enqueue(
-                sw.shards[sw::OwnerLane({rte_pktmbuf_mtod(rx[i], const uint8_t*),
+                sw.cores[sw::OwnerLane({rte_pktmbuf_mtod(rx[i], const uint8_t*),
                                          rte_pktmbuf_data_len(rx[i])},
                                         sw.lanes)]
                     ->ring,
                 rx[i]) != 0) {
-          FreeMbuf(rx[i]);  // the shard is overrun: a queue drop
+          FreeMbuf(rx[i]);  // the lane core is overrun: a queue drop
         }
       }
     }
@@ -235,7 +235,7 @@ size_t ReceiveAll(Switch& sw) {
   return received;
 }
 
-// The main lcore: receive, run the one lane or feed the shards; signals
+// The main lcore: receive, run the one lane or feed the lane cores; signals
 // between bursts.
 void MainLoop(Switch& sw) {
   IdleBackoff idle(sw.flags.idle_us, sw.bells.own.get());
@@ -250,7 +250,7 @@ void MainLoop(Switch& sw) {
       if (sw.lanes == 1) {
         Reload(sw.lane[0].runtime->pipeline(), sw.flags, 1);
       } else {
-        for (auto& s : sw.shards) s->reload = true;
+        for (auto& s : sw.cores) s->reload = true;
       }
     }
     // A peer with no bell would never wake this switch: nap then.
@@ -280,7 +280,7 @@ int RunDpdkSwitch(int argc, char** argv) {
   Switch sw;
   Init(argc, argv, sw);
   StartPorts(sw);
-  LaunchShards(sw);
+  LaunchLaneCores(sw);
   InstallSignals();
   std::fprintf(stderr, "grid-switch: %s, %u ports, %u lane(s), running\n", sw.config.name.c_str(),
                sw.ports, sw.lanes);

@@ -65,7 +65,7 @@ class Communicator {
  public:
   // A rank of a job whose plan is already known: `config` says where its
   // chunks go (control::BuildWorkerConfigs), `transport` carries them.
-  static absl::StatusOr<std::unique_ptr<Communicator>> Create(const control::WorkerConfig& config,
+  static absl::StatusOr<std::unique_ptr<Communicator>> Create(const host_config::WorkerConfig& config,
                                                               std::unique_ptr<Transport> transport,
                                                               CommunicatorOptions options = {});
   // The same with one transport per progress thread (engine.threads of
@@ -73,7 +73,7 @@ class Communicator {
   // frames of slots k mod threads (those of other slots are dropped as
   // malformed), as a NIC queue steered by the slot field would.
   static absl::StatusOr<std::unique_ptr<Communicator>> Create(
-      const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+      const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
       CommunicatorOptions options = {});
   // A rank that fetches its config ("grid/worker/<rank>") and transport spec
   // ("grid/transport/<rank>", unless bootstrap.transport is set) from the

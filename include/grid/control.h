@@ -35,7 +35,7 @@ absl::StatusOr<uint32_t> NewToken();
 
 // Checks a job's parameters: a token, a pool and a packet size in range.
 // Errors name the job and the field.
-absl::Status ValidateJobParams(const JobParams& job);
+absl::Status ValidateJobParams(const host_config::JobParams& job);
 
 // The frame width and pool size of a job that does not name them
 // (docs/worker.md, "Frame width and pool").
@@ -102,7 +102,7 @@ struct JobRequest {
   const planner::PlannerRegistry* planners = nullptr;
   // Elements or slots 0: chosen (ChooseFrames, PoolSlots); token 0: drawn
   // (NewToken).
-  JobParams params;
+  host_config::JobParams params;
   size_t path_mtu = 1500;  // the smallest MTU (IP bytes) on the job's paths
   SwitchKind switches = SwitchKind::kGrid;
   // The round trip a pool must cover: measured (CommunicatorStats::min_rtt,
@@ -112,7 +112,7 @@ struct JobRequest {
 
 struct PlannedJob {
   planner::Plan plan;
-  JobParams params;        // every field chosen
+  host_config::JobParams params;        // every field chosen
   uint64_t bdp_bytes = 0;  // the pool's bandwidth-delay product (PlanBdpBytes)
 };
 
@@ -136,7 +136,7 @@ absl::Status MergeSwitchConfigs(const std::map<topology::NodeId, sw::SwitchConfi
 // - for the aggregating switches, the members, their result paths and the
 //   way to the root.
 absl::StatusOr<std::map<topology::NodeId, sw::SwitchConfig>> BuildSwitchConfigs(
-    const topology::Topology& topology, const planner::Plan& plan, const JobParams& job);
+    const topology::Topology& topology, const planner::Plan& plan, const host_config::JobParams& job);
 
 // ATP's second level (docs/switch.md, "Best effort"): the switch that
 // completes the chunks best-effort aggregator `aggregator` passes on. That is
@@ -149,13 +149,13 @@ topology::NodeId AtpProxy(const topology::Topology& topology, const planner::Pla
 // Publishes a planned job into a rendezvous store: grid/plan,
 // grid/switch/<name>, grid/root and grid/worker/<rank> (docs/worker.md).
 absl::Status PublishJob(const topology::Topology& topology, const planner::Plan& plan,
-                        const JobParams& job, Store& store);
+                        const host_config::JobParams& job, Store& store);
 
-absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topology,
+absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topology,
                                                              const planner::Plan& plan,
-                                                             const JobParams& job);
-absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topology,
-                                           const planner::Plan& plan, const JobParams& job);
+                                                             const host_config::JobParams& job);
+absl::StatusOr<host_config::RootConfig> BuildRootConfig(const topology::Topology& topology,
+                                           const planner::Plan& plan, const host_config::JobParams& job);
 
 }  // namespace grid::control
 

@@ -17,7 +17,7 @@
 
 GRID_API_BEGIN
 
-namespace grid::control {
+namespace grid::host_config {
 
 struct JobParams {
   uint16_t job_id = 1;
@@ -72,7 +72,7 @@ struct RootConfig {
     };
     std::vector<Member> members;  // empty: the switch never passes on
     // ATP's second level: the switch that completes, in this switch's
-    // stead, the chunks it passes on (control::AtpProxy), sending a partial
+    // stead, the chunks it passes on (grid::control::AtpProxy), sending a partial
     // with PASSED from its own address. 0: none.
     uint32_t proxy_ip = 0;
   };
@@ -94,7 +94,7 @@ absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text);
 std::string RootConfigToJson(const RootConfig& config);
 absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text);
 
-}  // namespace grid::control
+}  // namespace grid::host_config
 
 GRID_API_END
 

@@ -1,7 +1,7 @@
 // grid::CommunicatorOptions, grouped by who reads each part: how a rank
 // finds its job (bootstrap), how rank 0 plans one (control), whether a rank
 // hosts the root, and the engine's tunables (docs/worker.md explains each).
-// Every default is written once, here or in control::JobParams.
+// Every default is written once, here or in host_config::JobParams.
 //
 //   grid::CommunicatorOptions o;
 //   o.bootstrap.rank = 3;
@@ -72,7 +72,7 @@ struct ControlOptions {
   // one (docs/security.md). Slots or elements 0, the default: chosen for
   // `path_mtu`, `switches` and `rtt` (control::ChooseFrames, PoolSlots), as
   // grid-controller chooses them.
-  control::JobParams job = ChosenFrames();
+  host_config::JobParams job = ChosenFrames();
   // The smallest MTU (IP bytes) on the job's paths, for chosen frames.
   size_t path_mtu = 1500;
   // What the aggregation switches run: grid-switch, or the P4 programs
@@ -83,8 +83,8 @@ struct ControlOptions {
   absl::Duration rtt = absl::ZeroDuration();
 
  private:
-  static control::JobParams ChosenFrames() {
-    control::JobParams p;
+  static host_config::JobParams ChosenFrames() {
+    host_config::JobParams p;
     p.slots = 0;
     p.elements = 0;
     return p;

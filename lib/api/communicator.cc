@@ -48,7 +48,7 @@ absl::Duration Work::elapsed() const {
 // may still need them while this one drains).
 class Communicator::Impl {
  public:
-  Impl(const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+  Impl(const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
        const EngineOptions& options, std::unique_ptr<api::Health> health,
        std::unique_ptr<api::RootRunner> root, std::unique_ptr<StoreServer> server)
       : server_(std::move(server)),
@@ -64,7 +64,7 @@ class Communicator::Impl {
     return s;
   }
 
-  const control::WorkerConfig& config() const { return progress_.config(); }
+  const host_config::WorkerConfig& config() const { return progress_.config(); }
   api::ProgressLoop& progress() { return progress_; }
 
  private:
@@ -84,7 +84,7 @@ struct internal::CommunicatorAccess {
 
 namespace {
 
-absl::Status ValidateWorker(const control::WorkerConfig& config) {
+absl::Status ValidateWorker(const host_config::WorkerConfig& config) {
   if (config.token == 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d config: token 0 is refused (docs/security.md)", config.rank));
@@ -157,7 +157,7 @@ absl::StatusOr<std::unique_ptr<api::RootRunner>> HostRoot(const CommunicatorOpti
                                                           Store& store) {
   auto text = store.Get("grid/root", o.bootstrap.timeout);
   if (!text.ok()) return text.status();
-  auto config = control::ParseRootConfigJson(*text);
+  auto config = host_config::ParseRootConfigJson(*text);
   if (!config.ok()) return config.status();
   std::string spec = o.root.transport;
   if (spec.empty()) {
@@ -177,7 +177,7 @@ struct Parts {
 
 // `lanes`: one transport per engine thread, or one to share between them.
 absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
-    const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
     const CommunicatorOptions& options, Parts parts);
 
 std::vector<std::unique_ptr<Transport>> One(std::unique_ptr<Transport> transport) {
@@ -189,13 +189,13 @@ std::vector<std::unique_ptr<Transport>> One(std::unique_ptr<Transport> transport
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
-    const control::WorkerConfig& config, std::unique_ptr<Transport> transport,
+    const host_config::WorkerConfig& config, std::unique_ptr<Transport> transport,
     CommunicatorOptions options) {
   return Assemble(config, One(std::move(transport)), options, {});
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
-    const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
     CommunicatorOptions options) {
   if (options.engine.threads == 0) options.engine.threads = static_cast<uint32_t>(lanes.size());
   if (lanes.size() != options.engine.threads) {
@@ -230,7 +230,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   if (!store.ok()) return store.status();
   auto text = (*store)->Get(absl::StrFormat("grid/worker/%d", b.rank), b.timeout);
   if (!text.ok()) return text.status();
-  auto config = control::ParseWorkerConfigJson(*text);
+  auto config = host_config::ParseWorkerConfigJson(*text);
   if (!config.ok()) return config.status();
   if (config->rank != b.rank) {
     return absl::InvalidArgumentError(
@@ -268,7 +268,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
 namespace {
 
 absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
-    const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+    const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
     const CommunicatorOptions& options, Parts parts) {
   for (size_t k = 0; k < lanes.size(); ++k) {
     if (lanes[k] == nullptr) {

@@ -8,7 +8,7 @@
 namespace grid::api {
 namespace {
 
-absl::Status Failed(const control::WorkerConfig& config, const absl::Status& s) {
+absl::Status Failed(const host_config::WorkerConfig& config, const absl::Status& s) {
   // A fabric that served a later part of an earlier run drops this run's
   // chunks as old, so the fence waits for its timeout like a missing rank.
   return absl::Status(
@@ -20,7 +20,7 @@ absl::Status Failed(const control::WorkerConfig& config, const absl::Status& s) 
                       config.rank, config.job_id, s.message()));
 }
 
-absl::Status OldSum(const control::WorkerConfig& config, size_t element, int64_t got,
+absl::Status OldSum(const host_config::WorkerConfig& config, size_t element, int64_t got,
                     int64_t want) {
   return absl::FailedPreconditionError(absl::StrFormat(
       "rank %d job %d: the run's fence (Create's first allreduce) came back with another run's "
@@ -38,7 +38,7 @@ absl::StatusOr<uint32_t> FenceNonce() {
   return *random % (1u << 30) + 1;
 }
 
-absl::Status RunFence(Communicator& comm, const control::WorkerConfig& config, uint32_t nonce) {
+absl::Status RunFence(Communicator& comm, const host_config::WorkerConfig& config, uint32_t nonce) {
   const size_t world = config.world, rank = config.rank;
   std::vector<int32_t> nonces(world, 0);
   nonces[rank] = static_cast<int32_t>(nonce);

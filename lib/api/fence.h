@@ -21,7 +21,7 @@ namespace grid::api {
 // `world` int32 and zeros elsewhere; the sum's element `rank` must come back
 // as this rank's nonce. An earlier run's sum, whole or mixed into this
 // run's, carries other nonces there. Errors name the job and the rank.
-absl::Status RunFence(Communicator& comm, const control::WorkerConfig& config, uint32_t nonce);
+absl::Status RunFence(Communicator& comm, const host_config::WorkerConfig& config, uint32_t nonce);
 
 // A nonce for RunFence: random, in [1, 2^30].
 absl::StatusOr<uint32_t> FenceNonce();

@@ -9,7 +9,7 @@ namespace grid::api {
 
 using internal::OpState;
 
-ProgressLoop::ProgressLoop(const control::WorkerConfig& config,
+ProgressLoop::ProgressLoop(const host_config::WorkerConfig& config,
                            std::vector<std::unique_ptr<Transport>> lanes,
                            const EngineOptions& options, Health* health)
     : config_(config), options_(options), health_(health) {

@@ -45,7 +45,7 @@ class ProgressLoop {
   // One thread and engine per transport in `lanes` (at least one; lane k
   // receives the results of slots k mod lanes.size()). `health` (optional)
   // outlives the loop; it hears what was submitted and explains timeouts.
-  ProgressLoop(const control::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+  ProgressLoop(const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
                const EngineOptions& options, Health* health);
   ~ProgressLoop();  // Shutdown(10 s)
   ProgressLoop(const ProgressLoop&) = delete;
@@ -64,7 +64,7 @@ class ProgressLoop {
   // call's result (naming how many): a missed drain deadline is reported.
   absl::Status Shutdown(absl::Duration timeout);
   CommunicatorStats stats() const;
-  const control::WorkerConfig& config() const { return config_; }
+  const host_config::WorkerConfig& config() const { return config_; }
 
  private:
   // A lane's counters as its thread last published them, read by stats()
@@ -106,7 +106,7 @@ class ProgressLoop {
   void PublishStats(LaneState& lane, uint64_t fused);
   void TellHealth();  // under mu_
 
-  const control::WorkerConfig config_;
+  const host_config::WorkerConfig config_;
   const EngineOptions options_;
   Health* const health_;
   std::vector<std::unique_ptr<LaneState>> lanes_;

@@ -4,12 +4,12 @@
 
 namespace grid::api {
 
-absl::StatusOr<std::unique_ptr<RootRunner>> RootRunner::Start(const control::RootConfig& config,
+absl::StatusOr<std::unique_ptr<RootRunner>> RootRunner::Start(const host_config::RootConfig& config,
                                                               std::unique_ptr<Transport> transport,
                                                               uint32_t threads) {
-  auto shards = root::RootShards::Start(config, std::move(transport), threads, kIdleWait);
-  if (!shards.ok()) return shards.status();
-  return std::unique_ptr<RootRunner>(new RootRunner(*std::move(shards)));
+  auto lanes = root::RootLanes::Start(config, std::move(transport), threads, kIdleWait);
+  if (!lanes.ok()) return lanes.status();
+  return std::unique_ptr<RootRunner>(new RootRunner(*std::move(lanes)));
 }
 
 }  // namespace grid::api

@@ -10,7 +10,7 @@
 #include "absl/time/time.h"
 #include "grid/host_config.h"
 #include "grid/transport.h"
-#include "root/shards.h"
+#include "root/lanes.h"
 
 namespace grid::api {
 
@@ -20,14 +20,14 @@ class RootRunner {
   // nothing: short enough that a result goes out within a round trip.
   static constexpr absl::Duration kIdleWait = absl::Milliseconds(2);
 
-  // `threads`: the root's lanes of `transport` (root/shards.h).
-  static absl::StatusOr<std::unique_ptr<RootRunner>> Start(const control::RootConfig& config,
+  // `threads`: the root's lanes of `transport` (root/lanes.h).
+  static absl::StatusOr<std::unique_ptr<RootRunner>> Start(const host_config::RootConfig& config,
                                                            std::unique_ptr<Transport> transport,
                                                            uint32_t threads);
 
  private:
-  explicit RootRunner(std::unique_ptr<root::RootShards> shards) : shards_(std::move(shards)) {}
-  std::unique_ptr<root::RootShards> shards_;
+  explicit RootRunner(std::unique_ptr<root::RootLanes> lanes) : lanes_(std::move(lanes)) {}
+  std::unique_ptr<root::RootLanes> lanes_;
 };
 
 }  // namespace grid::api

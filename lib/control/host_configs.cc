@@ -23,7 +23,7 @@ uint16_t RootFanIn(const planner::Plan& plan, size_t aggregators) {
 }
 
 absl::Status CheckJob(const topology::Topology& topo, const planner::Plan& plan,
-                      const JobParams& job) {
+                      const host_config::JobParams& job) {
   if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
   if (plan.workers.size() > 65535) {
     return absl::InvalidArgumentError(
@@ -47,7 +47,7 @@ absl::StatusOr<uint32_t> NewToken() {
   return token;
 }
 
-absl::Status ValidateJobParams(const JobParams& job) {
+absl::Status ValidateJobParams(const host_config::JobParams& job) {
   if (job.token == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "job %d: token 0 is refused; every job needs its own (control::NewToken)", job.job_id));
@@ -64,9 +64,9 @@ absl::Status ValidateJobParams(const JobParams& job) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topo,
+absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topo,
                                                              const planner::Plan& plan,
-                                                             const JobParams& job) {
+                                                             const host_config::JobParams& job) {
   if (absl::Status s = CheckJob(topo, plan, job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
   const auto aggregators = planner::Aggregators(plan);
@@ -75,10 +75,10 @@ absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Top
   for (const planner::Aggregator& a : aggregators) {
     members[a.node] = static_cast<uint16_t>(a.members.size());
   }
-  std::vector<WorkerConfig> out;
+  std::vector<host_config::WorkerConfig> out;
   for (size_t r = 0; r < plan.workers.size(); ++r) {
     const planner::WorkerRoute& route = plan.workers[r];
-    WorkerConfig w;
+    host_config::WorkerConfig w;
     w.job_id = job.job_id;
     w.token = job.token;
     w.rank = static_cast<uint16_t>(r);
@@ -108,11 +108,11 @@ absl::StatusOr<std::vector<WorkerConfig>> BuildWorkerConfigs(const topology::Top
   return out;
 }
 
-absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
-                                           const planner::Plan& plan, const JobParams& job) {
+absl::StatusOr<host_config::RootConfig> BuildRootConfig(const topology::Topology& topo,
+                                           const planner::Plan& plan, const host_config::JobParams& job) {
   if (absl::Status s = CheckJob(topo, plan, job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
-  RootConfig root;
+  host_config::RootConfig root;
   root.job_id = job.job_id;
   root.token = job.token;
   root.world = static_cast<uint16_t>(plan.workers.size());
@@ -128,7 +128,7 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
   };
   auto job_label = [&](uint16_t label) { return static_cast<uint16_t>(job.label_base + label); };
   for (const planner::Aggregator& a : planner::Aggregators(plan)) {
-    RootConfig::Contributor c;
+    host_config::RootConfig::Contributor c;
     c.node = a.node;
     c.is_switch = true;
     c.result_label = job_label(labels.FromRoot(a.node));
@@ -146,7 +146,7 @@ absl::StatusOr<RootConfig> BuildRootConfig(const topology::Topology& topo,
   }
   for (size_t r = 0; r < plan.workers.size(); ++r) {
     if (plan.workers[r].aggregator != plan.job.root) continue;
-    RootConfig::Contributor c;
+    host_config::RootConfig::Contributor c;
     c.node = plan.job.workers[r];
     c.rank = static_cast<uint16_t>(r);
     c.result_label = job_label(labels.result[r]);

@@ -7,7 +7,7 @@
 namespace grid::control {
 
 absl::Status PublishJob(const topology::Topology& topology, const planner::Plan& plan,
-                        const JobParams& job, Store& store) {
+                        const host_config::JobParams& job, Store& store) {
   auto switches = BuildSwitchConfigs(topology, plan, job);
   if (!switches.ok()) return switches.status();
   auto workers = BuildWorkerConfigs(topology, plan, job);
@@ -21,7 +21,7 @@ absl::Status PublishJob(const topology::Topology& topology, const planner::Plan&
   }
   entries.emplace_back("grid/root", RootConfigToJson(*root));
   // Worker configs last: a rank that sees its config finds the rest there.
-  for (const WorkerConfig& w : *workers) {
+  for (const host_config::WorkerConfig& w : *workers) {
     entries.emplace_back(absl::StrFormat("grid/worker/%d", w.rank), WorkerConfigToJson(w));
   }
   for (const auto& [key, value] : entries) {

@@ -42,7 +42,7 @@ namespace {
 absl::StatusOr<sw::SwitchConfig> BaseConfig(const Topology& topo, NodeId s,
                                             topology::Router& router,
                                             const std::vector<NodeId>& hosts,
-                                            const JobParams& job) {
+                                            const host_config::JobParams& job) {
   const topology::Node& n = topo.node(s);
   sw::SwitchConfig c;
   c.name = n.name;
@@ -75,7 +75,7 @@ absl::StatusOr<sw::SwitchConfig> BaseConfig(const Topology& topo, NodeId s,
 // way on to the root.
 absl::StatusOr<sw::JobEntry::Aggregate> AggregateEntry(
     const Topology& topo, const planner::Plan& plan, const planner::PathLabels& labels,
-    const planner::Aggregator& a, const JobParams& job, const sw::SwitchConfig& c,
+    const planner::Aggregator& a, const host_config::JobParams& job, const sw::SwitchConfig& c,
     uint16_t root_fan_in) {
   auto label = [&](uint16_t plan_label) {
     return static_cast<uint16_t>(job.label_base + plan_label);
@@ -118,7 +118,7 @@ absl::StatusOr<sw::JobEntry::Aggregate> ProxyEntry(const Topology& topo,
                                                    const planner::PathLabels& labels,
                                                    const planner::Plan& plan,
                                                    const planner::Aggregator& a, NodeId proxy,
-                                                   int pool, const JobParams& job,
+                                                   int pool, const host_config::JobParams& job,
                                                    const sw::SwitchConfig& c) {
   const std::string where = absl::StrFormat("job %d, switch \"%s\", proxy for \"%s\"", job.job_id,
                                             c.name, topo.node(a.node).name);
@@ -168,7 +168,7 @@ NodeId AtpProxy(const Topology& topo, const planner::Plan& plan,
 
 absl::StatusOr<std::map<NodeId, sw::SwitchConfig>> BuildSwitchConfigs(const Topology& topo,
                                                                       const planner::Plan& plan,
-                                                                      const JobParams& job) {
+                                                                      const host_config::JobParams& job) {
   if (absl::Status s = planner::ValidatePlan(topo, plan); !s.ok()) return s;
   if (absl::Status s = ValidateJobParams(job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);

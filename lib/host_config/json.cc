@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "grid/host_config.h"
 
-namespace grid::control {
+namespace grid::host_config {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -285,4 +285,4 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
   return c;
 }
 
-}  // namespace grid::control
+}  // namespace grid::host_config

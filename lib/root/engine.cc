@@ -10,7 +10,7 @@ namespace grid::root {
 namespace {
 
 // Contributor bits, then one per member of each best-effort switch.
-uint32_t Bits(const control::RootConfig& config) {
+uint32_t Bits(const host_config::RootConfig& config) {
   size_t bits = config.contributors.size();
   for (const auto& c : config.contributors) bits += c.members.size();
   return static_cast<uint32_t>(bits);
@@ -18,7 +18,7 @@ uint32_t Bits(const control::RootConfig& config) {
 
 }  // namespace
 
-RootEngine::RootEngine(const control::RootConfig& config, Transport* transport, size_t batch)
+RootEngine::RootEngine(const host_config::RootConfig& config, Transport* transport, size_t batch)
     : config_(config),
       transport_(transport),
       batch_(std::max<size_t>(1, batch)),
@@ -201,7 +201,7 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
 
 void RootEngine::SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor,
                             uint16_t rank) {
-  const control::RootConfig::Contributor& to = config_.contributors[contributor];
+  const host_config::RootConfig::Contributor& to = config_.contributors[contributor];
   wire::Header h;
   h.type = wire::MessageType::kResult;
   aggregation::StampSum(c, copy_index, rank, static_cast<uint16_t>(config_.elements), h);

@@ -36,7 +36,7 @@ struct RootStats {
 
 class RootEngine {
  public:
-  RootEngine(const control::RootConfig& config, Transport* transport, size_t batch = 32);
+  RootEngine(const host_config::RootConfig& config, Transport* transport, size_t batch = 32);
 
   // Receives a batch and answers it. Returns whether anything arrived.
   bool Poll();
@@ -45,7 +45,7 @@ class RootEngine {
   void Flush();
 
   const RootStats& stats() const { return stats_; }
-  const control::RootConfig& config() const { return config_; }
+  const host_config::RootConfig& config() const { return config_; }
 
  private:
   // Who a packet counts for: the contributor it comes from (or, for DATA a
@@ -65,7 +65,7 @@ class RootEngine {
   bool Covered(const From& from, uint32_t copy_index) const;
   void SendResult(const aggregation::Copy& c, uint32_t copy_index, int contributor, uint16_t rank);
 
-  control::RootConfig config_;
+  host_config::RootConfig config_;
   Transport* transport_;
   size_t batch_;
   uint32_t words_;                            // bitmap words per copy

@@ -146,7 +146,7 @@ Lane ClampLane(Lane lane, uint32_t slots) {
 
 }  // namespace
 
-Engine::Engine(const control::WorkerConfig& config, Transport* transport,
+Engine::Engine(const host_config::WorkerConfig& config, Transport* transport,
                const EngineOptions& options, Lane lane)
     : config_(config),
       transport_(transport),

@@ -157,7 +157,7 @@ struct WireOp {
 class Engine {
  public:
   // `lane.count` is at most config.slots.
-  Engine(const control::WorkerConfig& config, Transport* transport, const EngineOptions& options,
+  Engine(const host_config::WorkerConfig& config, Transport* transport, const EngineOptions& options,
          Lane lane = {});
 
   // Queues operations at `now`; each wire operation runs after the ones
@@ -253,7 +253,7 @@ class Engine {
   void Finalize(Piece& piece, absl::Time now);
   uint8_t LocalExponent(WireOp& op, uint32_t data_chunk);
 
-  control::WorkerConfig config_;
+  host_config::WorkerConfig config_;
   Transport* transport_;
   EngineOptions options_;
   Lane lane_;

@@ -112,7 +112,7 @@ TEST(PlanJob, RankZeroPublishesTheSameJob) {
   ASSERT_TRUE(served.ok()) << served.status();
   auto store = OpenStore(b.store);
   ASSERT_TRUE(store.ok());
-  auto w3 = ParseWorkerConfigJson(*(*store)->Get("grid/worker/3", absl::Seconds(1)));
+  auto w3 = host_config::ParseWorkerConfigJson(*(*store)->Get("grid/worker/3", absl::Seconds(1)));
   ASSERT_TRUE(w3.ok()) << w3.status();
   JobRequest r = Request("atp");
   r.planner_options.atp_best_effort = true;  // rank 0's default, as grid-controller's
@@ -123,7 +123,7 @@ TEST(PlanJob, RankZeroPublishesTheSameJob) {
   ASSERT_TRUE(j.ok()) << j.status();
   auto want = BuildWorkerConfigs(Testbed(), j->plan, j->params);
   ASSERT_TRUE(want.ok()) << want.status();
-  EXPECT_EQ(WorkerConfigToJson(*w3), WorkerConfigToJson((*want)[3]));
+  EXPECT_EQ(host_config::WorkerConfigToJson(*w3), host_config::WorkerConfigToJson((*want)[3]));
   EXPECT_EQ(w3->elements, wire::kDefaultElements);
   EXPECT_EQ(w3->slots, sw::kP4MaxPool);
   std::filesystem::remove_all(dir);

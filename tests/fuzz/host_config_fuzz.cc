@@ -21,23 +21,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (data[0] == 'W') {
-    auto c = grid::control::ParseWorkerConfigJson(text);
+    auto c = grid::host_config::ParseWorkerConfigJson(text);
     if (!c.ok()) {
       Check(!c.status().message().empty());
       return 0;
     }
-    const std::string json = grid::control::WorkerConfigToJson(*c);
-    auto again = grid::control::ParseWorkerConfigJson(json);
-    Check(again.ok() && grid::control::WorkerConfigToJson(*again) == json);
+    const std::string json = grid::host_config::WorkerConfigToJson(*c);
+    auto again = grid::host_config::ParseWorkerConfigJson(json);
+    Check(again.ok() && grid::host_config::WorkerConfigToJson(*again) == json);
   } else if (data[0] == 'R') {
-    auto c = grid::control::ParseRootConfigJson(text);
+    auto c = grid::host_config::ParseRootConfigJson(text);
     if (!c.ok()) {
       Check(!c.status().message().empty());
       return 0;
     }
-    const std::string json = grid::control::RootConfigToJson(*c);
-    auto again = grid::control::ParseRootConfigJson(json);
-    Check(again.ok() && grid::control::RootConfigToJson(*again) == json);
+    const std::string json = grid::host_config::RootConfigToJson(*c);
+    auto again = grid::host_config::ParseRootConfigJson(json);
+    Check(again.ok() && grid::host_config::RootConfigToJson(*again) == json);
   } else {
     auto spec = grid::transport::ParseUdpSpec(text);
     if (!spec.ok()) Check(!spec.status().message().empty());

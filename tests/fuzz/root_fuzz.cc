@@ -41,7 +41,7 @@ grid::root::RootEngine& Root() {
     const planner::JobSpec job = *planner::MakeJob(topo, 8, std::nullopt, 1);
     const planner::Plan plan =
         *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
-    control::JobParams params;
+    host_config::JobParams params;
     params.job_id = 1;
     params.token = 1;  // easy to hit: 0 is refused
     params.slots = 4;

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   // (the pipeline fuzzer's switch): a DATA of each member, a RESULT, a
   // PARTIAL passing through. The first byte is the ingress port.
   auto switchml = (*registry.Create("switchml"))->Plan(*testbed, *job);
-  control::JobParams params;
+  host_config::JobParams params;
   params.job_id = 1;
   params.token = 1;  // easy to hit: 0 is refused
   params.slots = 4;
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   if (!be_configs.ok() || !be_root.ok() ||
       !Write(dir / "switch" / "S1_best_effort",
              sw::ConfigToJson(be_configs->at(*testbed->Find("S1")))) ||
-      !Write(dir / "host" / "root_best_effort", "R" + control::RootConfigToJson(*be_root))) {
+      !Write(dir / "host" / "root_best_effort", "R" + host_config::RootConfigToJson(*be_root))) {
     return 1;
   }
   // Host configs and transport specs (host_config_fuzz), and frames for the
@@ -110,8 +110,8 @@ int main(int argc, char** argv) {
   auto workers = control::BuildWorkerConfigs(*testbed, *switchml, params);
   auto root = control::BuildRootConfig(*testbed, *switchml, params);
   if (!workers.ok() || !root.ok()) return 1;
-  if (!Write(dir / "host" / "worker", "W" + control::WorkerConfigToJson(workers->front())) ||
-      !Write(dir / "host" / "root", "R" + control::RootConfigToJson(*root)) ||
+  if (!Write(dir / "host" / "worker", "W" + host_config::WorkerConfigToJson(workers->front())) ||
+      !Write(dir / "host" / "root", "R" + host_config::RootConfigToJson(*root)) ||
       !Write(dir / "host" / "udp", "Sudp:bind=10.0.0.1:48640,route=10.0.0.2@127.0.0.1:5000") ||
       !Write(dir / "host" / "link", "Sudp-link:bind=127.0.0.1:1,peer=127.0.0.1:2,loss=0.1")) {
     return 1;

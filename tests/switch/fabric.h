@@ -20,7 +20,7 @@ struct Job {
   topology::Topology topo;
   planner::Plan plan;
   planner::PathLabels labels;
-  control::JobParams params;
+  host_config::JobParams params;
   std::map<topology::NodeId, sw::SwitchConfig> configs;
   uint16_t root_fan_in = 0;  // contributors at the root: aggregating switches + direct workers
 

@@ -498,28 +498,28 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   const topology::Topology topo = *topology::GenerateTopology("testbed");
   const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("grid"))
                                   ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
-  control::JobParams params;
+  host_config::JobParams params;
   params.token = 0x7e57;
   auto workers = control::BuildWorkerConfigs(topo, plan, params);
   auto root = control::BuildRootConfig(topo, plan, params);
   ASSERT_TRUE(workers.ok() && root.ok());
   ASSERT_EQ(workers->size(), 8u);
   for (const auto& w : *workers) {
-    const std::string json = control::WorkerConfigToJson(w);
-    auto back = control::ParseWorkerConfigJson(json);
+    const std::string json = host_config::WorkerConfigToJson(w);
+    auto back = host_config::ParseWorkerConfigJson(json);
     ASSERT_TRUE(back.ok()) << back.status();
-    EXPECT_EQ(control::WorkerConfigToJson(*back), json);
+    EXPECT_EQ(host_config::WorkerConfigToJson(*back), json);
   }
-  const std::string json = control::RootConfigToJson(*root);
-  auto back = control::ParseRootConfigJson(json);
+  const std::string json = host_config::RootConfigToJson(*root);
+  auto back = host_config::ParseRootConfigJson(json);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(control::RootConfigToJson(*back), json);
-  std::string bad = control::WorkerConfigToJson((*workers)[0]);
+  EXPECT_EQ(host_config::RootConfigToJson(*back), json);
+  std::string bad = host_config::WorkerConfigToJson((*workers)[0]);
   bad.replace(bad.find("\"slots\": 256"), 12, "\"slots\": -1");
-  EXPECT_THAT(control::ParseWorkerConfigJson(bad).status().message(), HasSubstr("slots"));
-  EXPECT_THAT(control::ParseRootConfigJson("{\"format\":\"grid-root/1\"}").status().message(),
+  EXPECT_THAT(host_config::ParseWorkerConfigJson(bad).status().message(), HasSubstr("slots"));
+  EXPECT_THAT(host_config::ParseRootConfigJson("{\"format\":\"grid-root/1\"}").status().message(),
               HasSubstr("job_id: missing"));
-  EXPECT_THAT(control::ParseWorkerConfigJson("[1,2]").status().message(),
+  EXPECT_THAT(host_config::ParseWorkerConfigJson("[1,2]").status().message(),
               HasSubstr("not a JSON object"));
   // ATP best effort: the root lists each switch's members, who may come
   // to it passed on.
@@ -533,10 +533,10 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   size_t members = 0;
   for (const auto& c : atp_root->contributors) members += c.members.size();
   EXPECT_EQ(members, 8u);  // every worker aggregates at its ToR
-  const std::string atp_json = control::RootConfigToJson(*atp_root);
-  auto atp_back = control::ParseRootConfigJson(atp_json);
+  const std::string atp_json = host_config::RootConfigToJson(*atp_root);
+  auto atp_back = host_config::ParseRootConfigJson(atp_json);
   ASSERT_TRUE(atp_back.ok()) << atp_back.status();
-  EXPECT_EQ(control::RootConfigToJson(*atp_back), atp_json);
+  EXPECT_EQ(host_config::RootConfigToJson(*atp_back), atp_json);
   // S2's and S3's chunks may come completed by their proxy, S1 (the root's
   // ToR); S1 itself has none.
   int proxied = 0;
@@ -547,19 +547,19 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
     EXPECT_NE(c.node, *topo.Find("S1"));
   }
   EXPECT_EQ(proxied, 2);
-  control::RootConfig bad_proxy = *atp_root;
+  host_config::RootConfig bad_proxy = *atp_root;
   for (auto& c : bad_proxy.contributors) c.members.clear();
-  EXPECT_THAT(control::ParseRootConfigJson(control::RootConfigToJson(bad_proxy)).status().message(),
+  EXPECT_THAT(host_config::ParseRootConfigJson(host_config::RootConfigToJson(bad_proxy)).status().message(),
               HasSubstr("proxy_ip: only on a switch with members"));
-  control::RootConfig bad_member = *atp_root;
+  host_config::RootConfig bad_member = *atp_root;
   bad_member.contributors[0].members[0].rank = 99;
   EXPECT_THAT(
-      control::ParseRootConfigJson(control::RootConfigToJson(bad_member)).status().message(),
+      host_config::ParseRootConfigJson(host_config::RootConfigToJson(bad_member)).status().message(),
       HasSubstr("contributors[0].members[0].rank"));
   // A rank among two switches' members would count twice.
-  control::RootConfig twice = *atp_root;
+  host_config::RootConfig twice = *atp_root;
   twice.contributors[1].members[0].rank = twice.contributors[0].members[0].rank;
-  EXPECT_THAT(control::ParseRootConfigJson(control::RootConfigToJson(twice)).status().message(),
+  EXPECT_THAT(host_config::ParseRootConfigJson(host_config::RootConfigToJson(twice)).status().message(),
               HasSubstr("contributors[1].members[0].rank: listed twice"));
   auto atp_switches = control::BuildSwitchConfigs(topo, atp, params);
   ASSERT_TRUE(atp_switches.ok()) << atp_switches.status();
@@ -598,7 +598,7 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   ASSERT_TRUE(client.ok());
   auto w5 = (*client)->Get("grid/worker/5", absl::Seconds(2));
   ASSERT_TRUE(w5.ok()) << w5.status();
-  auto config = control::ParseWorkerConfigJson(*w5);
+  auto config = host_config::ParseWorkerConfigJson(*w5);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->rank, 5);
   // Frames chosen for a 1500-byte MTU, as grid-controller would.

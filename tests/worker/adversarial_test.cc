@@ -259,7 +259,7 @@ TEST(FaultyMember, ReplaysAndBadSlotsFromItsOwnHost) {
 // Submits one operation of `count` elements to `engine` and polls once, so
 // its first chunks are in `transport.sent`.
 std::shared_ptr<internal::OpState> StartOne(worker::Engine& engine,
-                                            const control::WorkerConfig& config, DataType type,
+                                            const host_config::WorkerConfig& config, DataType type,
                                             void* send, void* recv, size_t count) {
   auto op = std::make_shared<internal::OpState>();
   op->type = type;
@@ -277,7 +277,7 @@ std::shared_ptr<internal::OpState> StartOne(worker::Engine& engine,
 // A float16 operation's results promise an exponent no float16 can have:
 // the operation fails, naming the chunk, instead of returning garbage.
 TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   EngineOptions options;
   worker::Engine engine(config, &transport, options);
@@ -306,7 +306,7 @@ TEST(WorkerChecks, ExponentsBeyondTheTypeFailTheOperation) {
 // results; its data chunks carry the job's elements, and a data chunk's
 // result without them is malformed, not a sum.
 TEST(WorkerChecks, ProbesAreHeaderOnlyAndDataIsNot) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   worker::Engine engine(config, &transport, EngineOptions{});
   std::vector<float> in(2 * config.elements, 1.0f), out(in.size());
@@ -356,7 +356,7 @@ TEST(WorkerChecks, ProbesAreHeaderOnlyAndDataIsNot) {
 // follows as soon as those results are in. (A previous operation shorter
 // than the pool: Allreduce.GroupedFloatOperationsChainTheirExponents.)
 TEST(WorkerChecks, OperationsSubmittedTogetherChainTheirExponents) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   const uint32_t pool = config.slots;
   HandTransport transport;
   worker::Engine engine(config, &transport, EngineOptions{});
@@ -440,7 +440,7 @@ TEST(WorkerChecks, OperationsSubmittedTogetherChainTheirExponents) {
 // not chained, but its probes go as soon as the stream reaches them: their
 // round trip overlaps the previous operation's data.
 TEST(WorkerChecks, AQueuedOperationsProbesTravelWithThePreviousData) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   worker::Engine engine(config, &transport, EngineOptions{});
   std::vector<float> in(2 * config.elements, 1.0f), out1(in.size()), out2(in.size());
@@ -479,7 +479,7 @@ TEST(WorkerChecks, AQueuedOperationsProbesTravelWithThePreviousData) {
 // must cover, grid-controller --rtt-us); a longer one does not replace it,
 // and neither does a resent chunk's, which may answer either send.
 TEST(WorkerChecks, TheShortestCleanRoundTripIsReported) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   EngineOptions options;
   options.scan_interval = absl::Seconds(10);  // no scan, no resend by timer
@@ -525,7 +525,7 @@ TEST(WorkerChecks, TheShortestCleanRoundTripIsReported) {
 // One scan resends a probe (header-only) and a data chunk (full): the engine
 // flushes between them, since a transport batch has one frame size.
 TEST(WorkerChecks, AScanResendsProbesAndDataInBatchesOfTheirOwnSize) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   EngineOptions options;
   options.scan_interval = absl::Seconds(1);  // no scan until the last poll
@@ -568,7 +568,7 @@ TEST(WorkerChecks, AScanResendsProbesAndDataInBatchesOfTheirOwnSize) {
 // the switch's partial (header-only against elements): the root rejects it
 // and answers nothing, as a switch drops it as bad_length.
 TEST(RootChecks, AChunkInTheOtherLengthIsRejectedNotAnswered) {
-  control::RootConfig config;
+  host_config::RootConfig config;
   config.job_id = 3;
   config.token = 77;
   config.world = 2;
@@ -576,7 +576,7 @@ TEST(RootChecks, AChunkInTheOtherLengthIsRejectedNotAnswered) {
   config.slots = 4;
   config.elements = 4;
   config.ip = 0x0a000001;
-  control::RootConfig::Contributor sw;
+  host_config::RootConfig::Contributor sw;
   sw.node = 10;
   sw.is_switch = true;
   sw.ip = 0x0a00000a;
@@ -639,7 +639,7 @@ TEST(RootChecks, AChunkInTheOtherLengthIsRejectedNotAnswered) {
 
 // Results count only from the aggregation node, through the first hop.
 TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
-  const control::WorkerConfig config = testing::OneRankConfig(Options());
+  const host_config::WorkerConfig config = testing::OneRankConfig(Options());
   HandTransport transport;
   worker::Engine engine(config, &transport, EngineOptions{});
   std::vector<int32_t> in(64, 1), out(64);
@@ -670,12 +670,12 @@ TEST(RootChecks, ProxyPartialsCountOnlyFromTheProxy) {
   options.atp_best_effort = true;
   const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("atp", options))
                                   ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
-  control::JobParams params;
+  host_config::JobParams params;
   params.job_id = 5;
   params.token = 0x1234;
   params.slots = 4;
   params.elements = 4;
-  const control::RootConfig config = *control::BuildRootConfig(topo, plan, params);
+  const host_config::RootConfig config = *control::BuildRootConfig(topo, plan, params);
   const NodeId s1 = *topo.Find("S1"), s2 = *topo.Find("S2"), s3 = *topo.Find("S3");
   const wire::MacAddress first_hop = config.contributors[0].next_hop_mac;
   auto partial = [&](NodeId from, NodeId agg_node, uint16_t fan_in, uint8_t flags, int32_t value) {

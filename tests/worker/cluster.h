@@ -22,7 +22,7 @@
 #include "grid/topology.h"
 #include "gtest/gtest.h"
 #include "root/engine.h"
-#include "root/shards.h"
+#include "root/lanes.h"
 #include "support/loopback.h"
 
 namespace grid::testing {
@@ -41,7 +41,7 @@ struct ClusterOptions {
   // Ranks with several threads get a fabric queue per thread
   // (LoopbackFabric::AttachLanes) instead of sharing one.
   bool queue_per_thread = false;
-  // The root's threads (root/shards.h), each on its own fabric queue
+  // The root's threads (root/lanes.h), each on its own fabric queue
   // (LoopbackFabric::AttachLanes); above 1, RestartRoot is not available.
   uint32_t root_threads = 1;
 };
@@ -53,7 +53,7 @@ class Cluster {
     auto job = planner::MakeJob(topo_, o.workers, std::nullopt, 1);
     auto planner = planner::PlannerRegistry::WithBuiltins().Create(o.planner, o.planner_options);
     plan_ = *(*planner)->Plan(topo_, *job);
-    control::JobParams params;
+    host_config::JobParams params;
     params.job_id = 3;
     params.token = 0x5eed;
     params.slots = o.slots;
@@ -67,11 +67,11 @@ class Cluster {
     faults.seed = 7;
     fabric_ = *testing::LoopbackFabric::Create(topo_, *switches, faults);
     if (o.root_threads > 1) {
-      auto shards = root::RootShards::Start(
+      auto lanes = root::RootLanes::Start(
           root_config_, *fabric_->AttachLanes(root_config_.node, o.root_threads),
           absl::Milliseconds(2));
-      EXPECT_TRUE(shards.ok()) << shards.status();
-      root_shards_ = *std::move(shards);
+      EXPECT_TRUE(lanes.ok()) << lanes.status();
+      root_lanes_ = *std::move(lanes);
     } else {
       root_transport_ = *fabric_->Attach(root_config_.node);
       root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
@@ -106,9 +106,9 @@ class Cluster {
 
   // Stops the root's threads (so its counters can be read).
   root::RootStats StopRoot() {
-    if (root_shards_) {
-      root_shards_->Stop();
-      return root_shards_->stats();
+    if (root_lanes_) {
+      root_lanes_->Stop();
+      return root_lanes_->stats();
     }
     stop_.store(true);
     if (root_thread_.joinable()) root_thread_.join();
@@ -142,9 +142,9 @@ class Cluster {
       status.assign(workers_.size(), store.status());
       return status;
     }
-    for (const control::WorkerConfig& w : workers_) {
+    for (const host_config::WorkerConfig& w : workers_) {
       absl::Status s =
-          (*store)->Set(absl::StrFormat("grid/worker/%d", w.rank), control::WorkerConfigToJson(w));
+          (*store)->Set(absl::StrFormat("grid/worker/%d", w.rank), host_config::WorkerConfigToJson(w));
       EXPECT_TRUE(s.ok()) << s;
     }
     TransportRegistry registry = TransportRegistry::WithBuiltins();
@@ -179,8 +179,8 @@ class Cluster {
   testing::LoopbackFabric& fabric() { return *fabric_; }
   const planner::Plan& plan() const { return plan_; }
   const topology::Topology& topology() const { return topo_; }
-  const std::vector<control::WorkerConfig>& workers() const { return workers_; }
-  const control::RootConfig& root_config() const { return root_config_; }
+  const std::vector<host_config::WorkerConfig>& workers() const { return workers_; }
+  const host_config::RootConfig& root_config() const { return root_config_; }
   const std::map<topology::NodeId, sw::SwitchConfig>& switches() const { return switches_; }
   // The root process restarts: a fresh engine on the same transport, with
   // nothing of what the old one had completed.
@@ -190,20 +190,20 @@ class Cluster {
   }
   // Between two runs: the switches restart their pipelines from their tables
   // (a restart, or a SIGHUP that brings a new job's tables) and the root's
-  // threads start over (RootShards::Reload, grid-root's SIGHUP), on the same
+  // threads start over (RootLanes::Reload, grid-root's SIGHUP), on the same
   // links.
   absl::Status RestartSwitchesAndReloadRoot() {
     for (const auto& [node, config] : switches_) {
       if (absl::Status s = fabric_->RestartSwitch(node); !s.ok()) return s;
     }
-    if (root_shards_) return root_shards_->Reload(root_config_, absl::Seconds(5));
+    if (root_lanes_) return root_lanes_->Reload(root_config_, absl::Seconds(5));
     RestartRoot();
     return absl::OkStatus();
   }
   // The root's counters so far (read while its thread runs: for tests that
   // only compare them after the ranks are done).
   root::RootStats root_stats() {
-    if (root_shards_) return root_shards_->stats();
+    if (root_lanes_) return root_lanes_->stats();
     std::lock_guard<std::mutex> lock(root_mu_);
     return root_->stats();
   }
@@ -212,15 +212,15 @@ class Cluster {
   ClusterOptions options_;
   topology::Topology topo_;
   planner::Plan plan_;
-  std::vector<control::WorkerConfig> workers_;
-  control::RootConfig root_config_;
+  std::vector<host_config::WorkerConfig> workers_;
+  host_config::RootConfig root_config_;
   std::map<topology::NodeId, sw::SwitchConfig> switches_;
   std::mutex root_mu_;  // the root engine, between its thread and root_stats()
   std::unique_ptr<testing::LoopbackFabric> fabric_;
   std::unique_ptr<Transport> root_transport_;
   std::unique_ptr<root::RootEngine> root_;
   std::thread root_thread_;
-  std::unique_ptr<root::RootShards> root_shards_;  // root_threads > 1
+  std::unique_ptr<root::RootLanes> root_lanes_;  // root_threads > 1
   std::atomic<bool> stop_{false};
   std::vector<std::unique_ptr<Communicator>> comms_;
   std::mutex attach_mu_;  // Rejoin's ranks attach from their own threads

@@ -183,7 +183,7 @@ TEST(Failures, ASecondRunOnTheSameSwitchesFailsAtCreateNeverWithOldSums) {
 
 // The remedy: switches that start over (restarted, or given a new job's
 // tables) and a root that reloads (grid-root's SIGHUP) between the runs.
-// With the root on two threads (RootShards), the second run's fence passes
+// With the root on two threads (RootLanes), the second run's fence passes
 // and its sums are exact, and the root's counters go on.
 TEST(Failures, ASecondRunAfterRestartingTheSwitchesAndReloadingTheRootIsExact) {
   testing::ClusterOptions o;

@@ -149,7 +149,7 @@ TEST(PoolLimit, IsTheLargestPoolTheSwitchTablesTake) {
       auto limit = PoolLimit(*topo, plan, base);
       ASSERT_TRUE(limit.ok()) << limit.status();
       ASSERT_GT(*limit, 0u);
-      JobParams job;
+      host_config::JobParams job;
       job.job_id = 1;
       job.token = 9;
       job.elements = 64;
@@ -188,7 +188,7 @@ TEST(P4PoolLimit, IsTheLargestPoolTheP4EntriesTake) {
     ASSERT_TRUE(topo.ok()) << topo.status();
     const planner::Plan plan = PlanOf(*topo, c.planner, c.workers);
     auto entries_ok = [&](uint32_t base, uint32_t slots) {
-      JobParams job;
+      host_config::JobParams job;
       job.job_id = 1;
       job.token = 9;
       job.elements = wire::kDefaultElements;

@@ -50,7 +50,7 @@ class HandTransport final : public Transport {
 // The result for `request` from (src_ip, src_mac), with `next_exponent` and
 // the request's flags plus `add_flags`. Its payload is the request's: the
 // sum of one contribution.
-inline std::vector<uint8_t> Answer(const control::WorkerConfig& c,
+inline std::vector<uint8_t> Answer(const host_config::WorkerConfig& c,
                                    const std::vector<uint8_t>& request, uint8_t next_exponent,
                                    uint32_t src_ip, wire::MacAddress src_mac,
                                    uint8_t add_flags = 0) {
@@ -70,14 +70,14 @@ inline std::vector<uint8_t> Answer(const control::WorkerConfig& c,
 }
 
 // The answer from the rank's own aggregation node.
-inline std::vector<uint8_t> AnswerFromAggregator(const control::WorkerConfig& c,
+inline std::vector<uint8_t> AnswerFromAggregator(const host_config::WorkerConfig& c,
                                                  const std::vector<uint8_t>& request,
                                                  uint8_t add_flags = 0) {
   return Answer(c, request, 0, c.aggregator_ip, c.next_hop_mac, add_flags);
 }
 
 // The config of rank `rank` of a planned job.
-inline control::WorkerConfig OneRankConfig(const ClusterOptions& options, int rank = 4) {
+inline host_config::WorkerConfig OneRankConfig(const ClusterOptions& options, int rank = 4) {
   Cluster cluster(options);
   return cluster.workers()[rank];
 }

@@ -50,7 +50,7 @@ struct Rig {
   }
 
   EngineOptions options;
-  control::WorkerConfig config;
+  host_config::WorkerConfig config;
   HandTransport transport;
   std::unique_ptr<worker::Engine> engine;
   std::vector<int32_t> in, out;
@@ -74,7 +74,7 @@ EngineOptions Options() {
 // batch flushes while chunks are still being queued), and stops there: what
 // went out is zeroed frames, which switches drop.
 TEST(Sending, HeadersTheWireRefusesFailEveryOperation) {
-  control::WorkerConfig config = testing::OneRankConfig(testing::ClusterOptions{});
+  host_config::WorkerConfig config = testing::OneRankConfig(testing::ClusterOptions{});
   config.fan_in = 0;
   EngineOptions o = Options();
   o.initial_window = 100;

@@ -1,5 +1,5 @@
 // Several progress threads per rank (EngineOptions::threads), and a root on
-// several threads (root/shards.h): each runs its lane of the slots. A rank's wire traffic does not
+// several threads (root/lanes.h): each runs its lane of the slots. A rank's wire traffic does not
 // depend on how many threads it has, so a job whose ranks run 1, 2, 3 or 4 threads, on a shared
 // transport or a queue per thread, computes bit for bit the sums a job of
 // single-threaded ranks computes, and survives loss, duplication and
@@ -244,7 +244,7 @@ TEST(ThreadsOptions, OutOfRangeCountsAreRefusedByName) {
   o.workers = 1;
   o.slots = 32;
   testing::Cluster cluster(o);  // for its configs and fabric
-  const control::WorkerConfig& config = cluster.workers()[0];
+  const host_config::WorkerConfig& config = cluster.workers()[0];
   for (uint32_t threads : {0u, 65u, config.slots + 1}) {
     CommunicatorOptions c;
     c.engine.threads = threads;

@@ -26,10 +26,10 @@ constexpr size_t kCount = 64 * 30 + 5;
 
 // One job of the pair: its plan, configs, root and ranks.
 struct Job {
-  control::JobParams params;
+  host_config::JobParams params;
   planner::Plan plan;
-  std::vector<control::WorkerConfig> workers;
-  control::RootConfig root_config;
+  std::vector<host_config::WorkerConfig> workers;
+  host_config::RootConfig root_config;
   std::unique_ptr<Transport> root_transport;
   std::unique_ptr<root::RootEngine> root;
   std::vector<std::unique_ptr<Communicator>> comms;
@@ -185,7 +185,7 @@ TEST_F(TwoJobs, APacketOfOneJobNeverTouchesTheOthersSlots) {
   const NodeId tor = topo_.TorOf(a.workers[0].node);
   auto pipeline = sw::Pipeline::Create(switches_.at(tor));
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
-  auto send = [&](const control::WorkerConfig& w, auto edit) {
+  auto send = [&](const host_config::WorkerConfig& w, auto edit) {
     wire::Header h;
     h.type = wire::MessageType::kData;
     h.job_id = w.job_id;
@@ -243,9 +243,9 @@ TEST(MergeSwitchConfigs, RefusesClashes) {
   const topology::Topology topo = *topology::GenerateTopology("testbed");
   const planner::Plan plan = *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))
                                   ->Plan(topo, *planner::MakeJob(topo, 8, std::nullopt, 1));
-  control::JobParams a;
+  host_config::JobParams a;
   a.token = 1;
-  control::JobParams b = a;
+  host_config::JobParams b = a;
   b.job_id = 2;
   auto merged = *control::BuildSwitchConfigs(topo, plan, a);
   // The same labels and pool again: both clash.

@@ -1,4 +1,4 @@
-#include "root/shards.h"
+#include "root/lanes.h"
 
 #include <utility>
 
@@ -30,7 +30,7 @@ RootStats operator+(const RootStats& a, const RootStats& b) {
 
 namespace {
 
-absl::Status CheckThreads(const control::RootConfig& config, size_t threads) {
+absl::Status CheckThreads(const host_config::RootConfig& config, size_t threads) {
   if (threads == 0 || threads > transport::kMaxLanes || threads > config.slots) {
     return absl::InvalidArgumentError(
         absl::StrFormat("root of job %d: %d threads; 1 to %d and at most the pool's %d slots",
@@ -41,11 +41,11 @@ absl::Status CheckThreads(const control::RootConfig& config, size_t threads) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(
-    const control::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(
+    const host_config::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
     absl::Duration idle_wait) {
   if (absl::Status s = CheckThreads(config, lanes.size()); !s.ok()) return s;
-  std::unique_ptr<RootShards> r(new RootShards);
+  std::unique_ptr<RootLanes> r(new RootLanes);
   for (auto& t : lanes) {
     if (t == nullptr) {
       return absl::InvalidArgumentError(
@@ -58,13 +58,13 @@ absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(
   }
   for (auto& lane : r->lanes_) {
     Lane* l = lane.get();
-    RootShards* self = r.get();
+    RootLanes* self = r.get();
     l->thread = std::thread([self, l, idle_wait] { self->Run(*l, idle_wait); });
   }
   return r;
 }
 
-absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(const control::RootConfig& config,
+absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(const host_config::RootConfig& config,
                                                               std::unique_ptr<Transport> transport,
                                                               uint32_t threads,
                                                               absl::Duration idle_wait) {
@@ -79,19 +79,19 @@ absl::StatusOr<std::unique_ptr<RootShards>> RootShards::Start(const control::Roo
   return Start(config, *std::move(lanes), idle_wait);
 }
 
-RootShards::~RootShards() { Stop(); }
+RootLanes::~RootLanes() { Stop(); }
 
-void RootShards::Stop() {
+void RootLanes::Stop() {
   stop_.store(true);
   for (auto& lane : lanes_) {
     if (lane->thread.joinable()) lane->thread.join();
   }
 }
 
-absl::Status RootShards::Reload(const control::RootConfig& config, absl::Duration timeout) {
+absl::Status RootLanes::Reload(const host_config::RootConfig& config, absl::Duration timeout) {
   if (absl::Status s = CheckThreads(config, lanes_.size()); !s.ok()) return s;
   std::unique_lock<std::mutex> lock(reload_mu_);
-  reload_ = std::make_shared<const control::RootConfig>(config);
+  reload_ = std::make_shared<const host_config::RootConfig>(config);
   lanes_reloaded_ = 0;
   generation_.fetch_add(1);
   if (!reloaded_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
@@ -103,8 +103,8 @@ absl::Status RootShards::Reload(const control::RootConfig& config, absl::Duratio
   return absl::OkStatus();
 }
 
-void RootShards::TakeReload(Lane& lane) {
-  std::shared_ptr<const control::RootConfig> config;
+void RootLanes::TakeReload(Lane& lane) {
+  std::shared_ptr<const host_config::RootConfig> config;
   {
     std::lock_guard<std::mutex> lock(reload_mu_);
     config = reload_;
@@ -117,7 +117,7 @@ void RootShards::TakeReload(Lane& lane) {
   reloaded_.notify_all();
 }
 
-void RootShards::Run(Lane& lane, absl::Duration idle_wait) {
+void RootLanes::Run(Lane& lane, absl::Duration idle_wait) {
   while (!stop_.load(std::memory_order_relaxed)) {
     if (generation_.load(std::memory_order_relaxed) != lane.generation) TakeReload(lane);
     if (lane.engine->Poll()) {
@@ -131,14 +131,14 @@ void RootShards::Run(Lane& lane, absl::Duration idle_wait) {
   lane.published = lane.retired + lane.engine->stats();
 }
 
-RootStats RootShards::stats() const {
+RootStats RootLanes::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   RootStats sum;
   for (const auto& lane : lanes_) sum = sum + lane->published;
   return sum;
 }
 
-std::string RootShards::Describe() const {
+std::string RootLanes::Describe() const {
   if (lanes_.size() == 1) return lanes_.front()->transport->Describe();
   return absl::StrFormat("%d threads on %s", lanes_.size(), lanes_.front()->transport->Describe());
 }

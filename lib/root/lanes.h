@@ -2,8 +2,8 @@
 // (transport/lanes.h), each completing the chunks of its slots (slot mod
 // threads). Slots share no state at the root, so the lanes need no
 // coordination; their counters are summed.
-#ifndef GRID_LIB_ROOT_SHARDS_H_
-#define GRID_LIB_ROOT_SHARDS_H_
+#ifndef GRID_LIB_ROOT_LANES_H_
+#define GRID_LIB_ROOT_LANES_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -21,22 +21,22 @@
 
 namespace grid::root {
 
-class RootShards {
+class RootLanes {
  public:
   // One thread per transport in `lanes` (lane k receives the frames of slots
   // k mod lanes.size()); each waits on its transport for up to `idle_wait`
   // when a poll found nothing.
-  static absl::StatusOr<std::unique_ptr<RootShards>> Start(
-      const control::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
+  static absl::StatusOr<std::unique_ptr<RootLanes>> Start(
+      const host_config::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
       absl::Duration idle_wait);
   // The same on `threads` lanes of one transport (transport::LanesOf).
-  static absl::StatusOr<std::unique_ptr<RootShards>> Start(const control::RootConfig& config,
+  static absl::StatusOr<std::unique_ptr<RootLanes>> Start(const host_config::RootConfig& config,
                                                            std::unique_ptr<Transport> transport,
                                                            uint32_t threads,
                                                            absl::Duration idle_wait);
-  ~RootShards();  // Stop()
-  RootShards(const RootShards&) = delete;
-  RootShards& operator=(const RootShards&) = delete;
+  ~RootLanes();  // Stop()
+  RootLanes(const RootLanes&) = delete;
+  RootLanes& operator=(const RootLanes&) = delete;
 
   void Stop();  // joins the threads; idempotent
   // Every lane drops what it holds and completes `config`'s job from scratch,
@@ -44,7 +44,7 @@ class RootShards {
   // grid-root: a job's next run, or another job). Returns once every lane has
   // taken it, or DeadlineExceeded after `timeout` (the lanes still take it at
   // their next poll). The counters go on from where they were.
-  absl::Status Reload(const control::RootConfig& config, absl::Duration timeout);
+  absl::Status Reload(const host_config::RootConfig& config, absl::Duration timeout);
   // Every lane's counters, summed (as of each lane's last poll with work).
   RootStats stats() const;
   std::string Describe() const;  // the first lane's transport and the count
@@ -58,7 +58,7 @@ class RootShards {
     RootStats published;                 // under stats_mu_
     std::thread thread;
   };
-  RootShards() = default;
+  RootLanes() = default;
   void Run(Lane& lane, absl::Duration idle_wait);
   void TakeReload(Lane& lane);
 
@@ -70,7 +70,7 @@ class RootShards {
   std::atomic<uint64_t> generation_{0};
   std::mutex reload_mu_;
   std::condition_variable reloaded_;
-  std::shared_ptr<const control::RootConfig> reload_;  // under reload_mu_
+  std::shared_ptr<const host_config::RootConfig> reload_;  // under reload_mu_
   size_t lanes_reloaded_ = 0;                          // under reload_mu_
 };
 
@@ -79,4 +79,4 @@ RootStats operator+(const RootStats& a, const RootStats& b);
 
 }  // namespace grid::root
 
-#endif  // GRID_LIB_ROOT_SHARDS_H_
+#endif  // GRID_LIB_ROOT_LANES_H_
