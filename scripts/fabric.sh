@@ -1,7 +1,7 @@
 # Shell helpers to run a GRID job as separate processes on one machine:
 # grid-controller plans and publishes into a file store, then three kinds of
 # processes join: grid-switch per switch, grid-root, and the ranks. Sourced by
-# scripts/testbed.sh and tests/worker/cluster_test.sh.
+# scripts/testbed.sh and tests/integration/cluster_test.sh.
 #
 #   fabric_start TOOLS WORK CONTROLLER_ARGS...   plan, start switches and root
 #   fabric_ranks N COMMAND ARGS...               start N ranks, logs WORK/rank-R.log

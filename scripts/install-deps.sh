@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                     # topology and plan files
   libibverbs-dev                         # the optional RDMA transport
   gnuplot-nox                            # grid-sim plots
+  graphviz                               # docs/datapath.svg from its source (scripts/docs.sh)
   iproute2                               # veth pairs for the af_packet test and netns fabrics
   nftables                               # link loss on netns fabrics (no netem in these kernels)
   ethtool                                # TCP offloads off on netns hosts (scripts/netns_perf.sh)

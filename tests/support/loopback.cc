@@ -227,6 +227,7 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
       if (lane > 0) box = m->second[lane - 1].get();
     }
     Enqueue(*box, frame);
+    Arrived(to, frame);
     return;
   }
   auto s = switches_.find(to);
@@ -248,7 +249,33 @@ void LoopbackFabric::Deliver(NodeId to, uint16_t in_port, absl::Span<const uint8
       emitted.emplace_back(f.port, std::vector<uint8_t>(bytes.begin(), bytes.end()));
     }
   }
+  Arrived(to, frame);
   for (const auto& [port, bytes] : emitted) Forward(to, port, bytes);
+}
+
+void LoopbackFabric::SetTrigger(Trigger trigger) {
+  std::lock_guard<std::mutex> lock(trigger_mu_);
+  trigger_ = std::move(trigger);
+  matched_ = 0;
+  fired_ = false;
+  armed_ = trigger_.fault != nullptr;
+}
+
+void LoopbackFabric::Arrived(NodeId to, absl::Span<const uint8_t> frame) {
+  if (!armed_.load()) return;
+  std::function<void(const wire::FrameView&)> fault;
+  wire::FrameView v;
+  {
+    std::lock_guard<std::mutex> lock(trigger_mu_);
+    if (!armed_.load() || to != trigger_.at) return;
+    if (wire::ParseFrame(frame, &v) != wire::WireError::kOk) return;
+    if (trigger_.match && !trigger_.match(v)) return;
+    if (++matched_ < trigger_.after) return;
+    armed_ = false;
+    fault = std::move(trigger_.fault);
+  }
+  fault(v);
+  fired_ = true;
 }
 
 void LoopbackFabric::Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "grid/switch.h"
 #include "grid/topology.h"
 #include "grid/transport.h"
+#include "grid/wire.h"
 #include "switch/runtime.h"
 #include "transport/faults.h"
 
@@ -70,6 +72,22 @@ class LoopbackFabric {
   // slots is lost, as when a switch process or a Tofino restarts.
   absl::Status RestartSwitch(topology::NodeId node);
 
+  // A fault on an event, not a timer: `fault` runs once, in the thread that
+  // delivered the `after`-th frame at node `at` that `match` accepts, after
+  // that frame was delivered (to a host's inbox) or processed (by a
+  // switch), with no fabric lock held, so it may restart a switch, take a
+  // link down or restart the root. One trigger at a time; setting one
+  // replaces the last.
+  struct Trigger {
+    topology::NodeId at = topology::kNoNode;
+    std::function<bool(const wire::FrameView&)> match;
+    uint64_t after = 1;
+    std::function<void(const wire::FrameView&)> fault;
+  };
+  void SetTrigger(Trigger trigger);
+  // Whether the trigger has fired.
+  bool fired() const { return fired_.load(); }
+
   FabricStats stats() const;
   // The counters of one switch's pipeline (a copy, taken under its lock).
   absl::StatusOr<sw::Counters> SwitchCounters(topology::NodeId node) const;
@@ -106,6 +124,8 @@ class LoopbackFabric {
   void Enqueue(Inbox& inbox, absl::Span<const uint8_t> frame);
   // Sends on every frame a link holds back (a host found nothing to read).
   void ReleaseHeld();
+  // Counts `frame`'s arrival at `to` against the trigger, and fires it.
+  void Arrived(topology::NodeId to, absl::Span<const uint8_t> frame);
 
   const topology::Topology topology_;
   std::map<topology::NodeId, std::unique_ptr<SwitchNode>> switches_;
@@ -118,6 +138,10 @@ class LoopbackFabric {
   std::atomic<int> holding_{0};                        // links holding a frame back
   std::atomic<uint64_t> delivered_{0}, lost_{0};
   std::vector<std::atomic<bool>> link_down_;  // by link id
+  std::mutex trigger_mu_;
+  Trigger trigger_;        // under trigger_mu_
+  uint64_t matched_ = 0;   // under trigger_mu_
+  std::atomic<bool> armed_{false}, fired_{false};
 };
 
 }  // namespace grid::testing

@@ -15,9 +15,9 @@
 #include "grid/wire.h"
 #include "gtest/gtest.h"
 #include "util/random.h"
-#include "worker/cluster.h"
+#include "support/cluster.h"
 #include "worker/engine.h"
-#include "worker/hand.h"
+#include "support/hand.h"
 
 namespace grid {
 namespace {

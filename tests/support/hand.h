@@ -1,8 +1,8 @@
 // One worker engine driven by hand, for tests of its rules: a transport
 // that keeps what the engine sends and hands it what the test queues, and
 // the results its aggregation node would send back.
-#ifndef GRID_TESTS_WORKER_HAND_H_
-#define GRID_TESTS_WORKER_HAND_H_
+#ifndef GRID_TESTS_SUPPORT_HAND_H_
+#define GRID_TESTS_SUPPORT_HAND_H_
 
 #include <cstdint>
 #include <memory>
@@ -12,7 +12,7 @@
 #include "grid/control.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
-#include "worker/cluster.h"
+#include "support/cluster.h"
 #include "worker/engine.h"
 
 namespace grid::testing {
@@ -84,4 +84,4 @@ inline host_config::WorkerConfig OneRankConfig(const ClusterOptions& options, in
 
 }  // namespace grid::testing
 
-#endif  // GRID_TESTS_WORKER_HAND_H_
+#endif  // GRID_TESTS_SUPPORT_HAND_H_

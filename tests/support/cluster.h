@@ -1,8 +1,8 @@
 // A whole job in one process for tests: a planned topology, the reference
 // switch pipelines on a loopback fabric, the root engine on its own thread,
 // and one Communicator per rank.
-#ifndef GRID_TESTS_WORKER_CLUSTER_H_
-#define GRID_TESTS_WORKER_CLUSTER_H_
+#ifndef GRID_TESTS_SUPPORT_CLUSTER_H_
+#define GRID_TESTS_SUPPORT_CLUSTER_H_
 
 #include <atomic>
 #include <functional>
@@ -228,4 +228,4 @@ class Cluster {
 
 }  // namespace grid::testing
 
-#endif  // GRID_TESTS_WORKER_CLUSTER_H_
+#endif  // GRID_TESTS_SUPPORT_CLUSTER_H_

@@ -11,7 +11,7 @@
 #include "grid/numerics.h"
 #include "gtest/gtest.h"
 #include "util/random.h"
-#include "worker/cluster.h"
+#include "support/cluster.h"
 
 namespace grid {
 namespace {
