@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
     if (!v.ok()) flags.Exit(v.status());
     return *v;
   };
-  auto config = control::ParseWorkerConfigJson(
+  auto config = host_config::ParseWorkerConfigJson(
       get(absl::StrFormat("grid/worker/%d", options->bootstrap.rank)));
   if (!config.ok()) flags.Exit(config.status());
   const int world = config->world, rank = config->rank;
@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
   }
   std::vector<bench::RingPeer> peers(world);
   for (int r = 0; r < world; ++r) {
-    auto c = control::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", r)));
+    auto c = host_config::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", r)));
     if (!c.ok()) flags.Exit(c.status());
     peers[r].ip = c->ip;
   }

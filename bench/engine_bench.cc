@@ -78,7 +78,7 @@ class OneRankJob {
     if (!planner.ok()) return planner.status();
     auto plan = (*planner)->Plan(topo_, *job);
     if (!plan.ok()) return plan.status();
-    grid::control::JobParams params;
+    grid::host_config::JobParams params;
     params.job_id = 3;
     params.token = 0x5eed;
     params.slots = slots;

@@ -126,7 +126,7 @@ class HandoffFabric::RootPort final : public Transport {
 
 absl::StatusOr<std::unique_ptr<HandoffFabric>> HandoffFabric::Create(
     const sw::SwitchConfig& config, uint16_t worker_port, uint16_t root_port,
-    const control::RootConfig& root, uint32_t lanes) {
+    const host_config::RootConfig& root, uint32_t lanes) {
   auto pipeline = sw::Pipeline::Create(config);
   if (!pipeline.ok()) return pipeline.status();
   std::unique_ptr<HandoffFabric> f(new HandoffFabric);

@@ -74,7 +74,7 @@ class HandoffFabric {
   static absl::StatusOr<std::unique_ptr<HandoffFabric>> Create(const sw::SwitchConfig& config,
                                                                uint16_t worker_port,
                                                                uint16_t root_port,
-                                                               const control::RootConfig& root,
+                                                               const host_config::RootConfig& root,
                                                                uint32_t lanes = 1);
   ~HandoffFabric();
 

@@ -30,7 +30,7 @@ uint32_t Get32(const uint8_t* p) {
 }
 
 // Writes Ethernet/IPv4/UDP for `payload` bytes; returns the frame size.
-size_t Frame(std::vector<uint8_t>& f, const control::WorkerConfig& self, uint32_t dst,
+size_t Frame(std::vector<uint8_t>& f, const host_config::WorkerConfig& self, uint32_t dst,
              size_t payload) {
   const size_t size = wire::kGridOffset + payload;
   f.assign(size, 0);
@@ -58,7 +58,7 @@ size_t Frame(std::vector<uint8_t>& f, const control::WorkerConfig& self, uint32_
 
 }  // namespace
 
-Ring::Ring(const control::WorkerConfig& self, std::vector<RingPeer> peers, Transport* transport)
+Ring::Ring(const host_config::WorkerConfig& self, std::vector<RingPeer> peers, Transport* transport)
     : self_(self),
       peers_(std::move(peers)),
       transport_(transport),

@@ -25,7 +25,7 @@ class Ring {
  public:
   // `self` is this rank's worker config (its address and first hop);
   // `peers[r]` every rank's address.
-  Ring(const control::WorkerConfig& self, std::vector<RingPeer> peers, Transport* transport);
+  Ring(const host_config::WorkerConfig& self, std::vector<RingPeer> peers, Transport* transport);
 
   // Sums `data` (float32) across the ring, in place.
   absl::Status AllReduce(float* data, size_t count, absl::Duration timeout);
@@ -47,7 +47,7 @@ class Ring {
   void Poll(size_t count);
   void Flush();
 
-  control::WorkerConfig self_;
+  host_config::WorkerConfig self_;
   std::vector<RingPeer> peers_;
   Transport* transport_;
   int rank_, world_;

@@ -31,7 +31,7 @@ Setup Make() {
   const planner::JobSpec job = *planner::MakeJob(topo, 8, std::nullopt, 1);
   const planner::Plan plan =
       *(*planner::PlannerRegistry::WithBuiltins().Create("switchml"))->Plan(topo, job);
-  control::JobParams params;
+  host_config::JobParams params;
   params.job_id = 1;
   params.token = 42;
   params.slots = 256;

@@ -1,7 +1,7 @@
 // Adversarial traffic (docs/security.md, "Tested"): frames crafted with the
 // wire codec, each class something a switch, the root or a worker must drop
 // and count, never add to a sum. grid-attack sends them into a running job,
-// and tests/worker/adversarial_test.cc into an in-process one.
+// and tests/security/adversarial_test.cc into an in-process one.
 #ifndef GRID_TOOLS_ATTACKS_H_
 #define GRID_TOOLS_ATTACKS_H_
 

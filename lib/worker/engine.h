@@ -183,7 +183,7 @@ class Engine {
   const absl::Status& failed() const { return failed_; }
 
   const CommunicatorStats& stats() const { return stats_; }
-  // The loss and congestion state, as tests/worker/loss_test.cc checks it.
+  // The loss and congestion state, as tests/worker/engine_test.cc checks it.
   uint32_t window() const { return cc_.window(); }
   double marked_fraction() const { return cc_.marked_fraction(); }
   absl::Duration rto() const { return loss_.rto(); }
