@@ -15,7 +15,8 @@ build=build/tsan
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DGRID_SANITIZE=thread
 cmake --build "$build" -j "$(nproc)" --target allreduce_test threads_test transport_test \
-  failures_test two_jobs_test adversarial_test planner_test grid-switch memif_peer
+  bootstrap_test store_test engine_test failures_test two_jobs_test adversarial_test planner_test \
+  grid-switch memif_peer
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" \
   -R '^(Allreduce|AllreduceEdges|Bootstrap|Store|UdpTransport|DpdkTransport|VerbsTransport|Failures|TwoJobs|Adversarial|FaultyMember|WorkerChecks|GridPaths|ThreadsUnderFaults|ThreadsOptions|TransportLanes)\.|^Ranks/Threads\.|^switch_memif$' \
