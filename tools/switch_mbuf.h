@@ -33,9 +33,9 @@ struct MbufOps {
   using Frame = rte_mbuf*;
   rte_mempool* pool = nullptr;
 
-  absl::Span<uint8_t> Data(Frame m) {
-    if (rte_pktmbuf_linearize(m) != 0) return {};
-    return {rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m)};
+  std::optional<absl::Span<uint8_t>> Data(Frame m) {
+    if (rte_pktmbuf_linearize(m) != 0) return std::nullopt;  // no room in the pool
+    return absl::Span<uint8_t>(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m));
   }
   size_t Length(const Frame& m) const { return rte_pktmbuf_pkt_len(m); }
   void Trim(Frame m, size_t length) {

@@ -44,7 +44,7 @@ struct PoolOps {
   using Frame = FramePool::Buffer*;
   FramePool* pool;
 
-  absl::Span<uint8_t> Data(Frame f) { return absl::MakeSpan(*f); }
+  std::optional<absl::Span<uint8_t>> Data(Frame f) { return absl::MakeSpan(*f); }
   size_t Length(const Frame& f) const { return f->size(); }
   void Trim(Frame f, size_t length) {
     if (length < f->size()) f->resize(length);

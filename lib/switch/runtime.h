@@ -13,7 +13,8 @@
 //
 //   struct Ops {
 //     using Frame = ...;
-//     absl::Span<uint8_t> Data(Frame f);   // its bytes, contiguous (empty: unusable)
+//     std::optional<absl::Span<uint8_t>> Data(Frame f);  // its bytes, contiguous
+//                                          // (nullopt: they cannot be, say no mbuf to linearize into)
 //     size_t Length(const Frame& f);       // its length in bytes
 //     void Trim(Frame f, size_t length);   // after the pipeline rewrote it shorter
 //     std::optional<Frame> Share(Frame f); // one more use of a received frame
@@ -22,8 +23,8 @@
 //     void Free(Frame f);
 //   };
 //
-// Make, Share and Copy return nullopt when the pool is empty; the frame is
-// then counted as a queue drop.
+// Data, Make, Share and Copy return nullopt when the pool is empty; the frame
+// is then counted as a queue drop (PortDrops::queue), never dropped silently.
 #ifndef GRID_LIB_SWITCH_RUNTIME_H_
 #define GRID_LIB_SWITCH_RUNTIME_H_
 
@@ -216,11 +217,13 @@ class SwitchRuntime {
   // Runs a frame that arrived on `in_port` through the pipeline and queues
   // what it emits on the egress ports. Takes the frame.
   void Handle(Frame in, uint16_t in_port) {
-    const absl::Span<uint8_t> data = ops_.Data(in);
-    if (data.empty()) {
+    const std::optional<absl::Span<uint8_t>> bytes = ops_.Data(in);
+    if (!bytes.has_value()) {
+      ++make_failures_.queue;
       ops_.Free(std::move(in));
       return;
     }
+    const absl::Span<uint8_t> data = *bytes;
     out_.Clear();
     pipeline_.Process(data, in_port, &out_);
     // Every further use of the input is taken before any is queued: a port
