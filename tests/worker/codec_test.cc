@@ -68,7 +68,9 @@ TEST(Codec, EveryTypeHasOneAndItSaysWhatItIs) {
     EXPECT_EQ(c->type, t);
     EXPECT_EQ(c->element_bytes, DataTypeSize(t));
     EXPECT_EQ(c->quantized, t != DataType::kInt32);
-    if (c->quantized) EXPECT_EQ(c->max_exponent, numerics::MaxBlockExponent(t));
+    if (c->quantized) {
+      EXPECT_EQ(c->max_exponent, numerics::MaxBlockExponent(t));
+    }
   }
   EXPECT_EQ(CodecFor(static_cast<DataType>(9)), nullptr);
 }
