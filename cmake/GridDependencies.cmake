@@ -5,18 +5,31 @@ find_package(Threads REQUIRED)
 find_package(absl REQUIRED CONFIG)
 find_package(nlohmann_json 3.10 REQUIRED CONFIG)
 
-# DPDK: its pkg-config file appends -march=corei7 (and other -m flags) to the
-# compile options; we keep the include directories (as system headers) and the
-# link line, and drop the machine flags so our own dispatch decides the ISA.
-pkg_check_modules(DPDK REQUIRED IMPORTED_TARGET libdpdk>=22.11)
-get_target_property(_grid_dpdk_opts PkgConfig::DPDK INTERFACE_COMPILE_OPTIONS)
-if(_grid_dpdk_opts)
-  list(FILTER _grid_dpdk_opts EXCLUDE REGEX "^-m")
-  set_target_properties(PkgConfig::DPDK PROPERTIES INTERFACE_COMPILE_OPTIONS "${_grid_dpdk_opts}")
+# DPDK is optional (GRID_WITH_DPDK): without it the library, the tools and
+# the backend build with the kernel UDP transport, and a dpdk: transport or
+# grid-switch's DPDK ports say the build lacks them. Its pkg-config file
+# appends -march=corei7 (and other -m flags) to the compile options; we keep
+# the include directories (as system headers) and the link line, and drop
+# the machine flags so our own dispatch decides the ISA.
+set(GRID_HAVE_DPDK OFF)
+if(NOT GRID_WITH_DPDK STREQUAL "OFF")
+  pkg_check_modules(DPDK IMPORTED_TARGET libdpdk>=22.11)
+  if(DPDK_FOUND)
+    set(GRID_HAVE_DPDK ON)
+  elseif(GRID_WITH_DPDK STREQUAL "ON")
+    message(FATAL_ERROR "GRID_WITH_DPDK=ON but libdpdk >= 22.11 was not found (apt-get install libdpdk-dev)")
+  endif()
 endif()
-get_target_property(_grid_dpdk_inc PkgConfig::DPDK INTERFACE_INCLUDE_DIRECTORIES)
-if(_grid_dpdk_inc)
-  set_target_properties(PkgConfig::DPDK PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${_grid_dpdk_inc}")
+if(GRID_HAVE_DPDK)
+  get_target_property(_grid_dpdk_opts PkgConfig::DPDK INTERFACE_COMPILE_OPTIONS)
+  if(_grid_dpdk_opts)
+    list(FILTER _grid_dpdk_opts EXCLUDE REGEX "^-m")
+    set_target_properties(PkgConfig::DPDK PROPERTIES INTERFACE_COMPILE_OPTIONS "${_grid_dpdk_opts}")
+  endif()
+  get_target_property(_grid_dpdk_inc PkgConfig::DPDK INTERFACE_INCLUDE_DIRECTORIES)
+  if(_grid_dpdk_inc)
+    set_target_properties(PkgConfig::DPDK PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${_grid_dpdk_inc}")
+  endif()
 endif()
 
 # COIN-OR Clp solves the GRIA LP relaxation (planner layer).
@@ -32,7 +45,12 @@ if(NOT GRID_WITH_VERBS STREQUAL "OFF")
     message(FATAL_ERROR "GRID_WITH_VERBS=ON but libibverbs was not found (apt-get install libibverbs-dev)")
   endif()
 endif()
-message(STATUS "GRID: DPDK ${DPDK_VERSION}, Clp ${CLP_VERSION}, verbs ${GRID_HAVE_VERBS}")
+if(GRID_HAVE_DPDK)
+  set(_grid_dpdk_what "DPDK ${DPDK_VERSION}")
+else()
+  set(_grid_dpdk_what "no DPDK (GRID_WITH_DPDK=${GRID_WITH_DPDK}): kernel UDP transports only")
+endif()
+message(STATUS "GRID: ${_grid_dpdk_what}, Clp ${CLP_VERSION}, verbs ${GRID_HAVE_VERBS}")
 
 if(GRID_BUILD_TESTS OR GRID_FUZZ)
   find_package(GTest REQUIRED CONFIG)

@@ -16,9 +16,22 @@
 fabric_pids=()
 fabric_rank_pids=()
 
+# Exits 77 (a skip) when TOOLS' grid-switch was built without DPDK: memif
+# fabrics and af_packet ports need it (GRID_WITH_DPDK).
+fabric_need_dpdk() {
+  if "$1/grid-switch" --help 2>/dev/null | grep -q "built without DPDK"; then
+    echo "skipped: this build has no DPDK (GRID_WITH_DPDK): memif and af_packet need it"
+    exit 77
+  fi
+}
+
 fabric_start() {
   local tools=$1 work=$2
   shift 2
+  local arg
+  for arg in "$@"; do
+    case $arg in --memif-dir=*) fabric_need_dpdk "$tools" ;; esac
+  done
   fabric_tools=$tools
   fabric_work=$work
   fabric_job=1

@@ -36,6 +36,10 @@ if [ "$mpi" = 1 ] && ! command -v mpirun >/dev/null; then
   exit 77
 fi
 [ "$(id -u)" -eq 0 ] || { echo "netns_perf: needs root for network namespaces" >&2; exit 77; }
+if "$tools/grid-switch" --help | grep -q "built without DPDK"; then
+  echo "netns_perf: skipped: grid-switch's af_packet ports need DPDK (GRID_WITH_DPDK)" >&2
+  exit 77
+fi
 
 work=$(mktemp -d /tmp/grid-netns-perf.XXXXXX)
 prefix=gp$((RANDOM % 1000))

@@ -17,6 +17,9 @@
 int main(int argc, char** argv) {
   if (grid::tools::WantsSwitchUsage(argc, argv)) {
     std::printf("%s", grid::tools::kSwitchUsage);
+    if (!grid::tools::kHaveDpdk) {
+      std::printf("This grid-switch was built without DPDK (GRID_WITH_DPDK): UDP ports only.\n");
+    }
     return 0;
   }
   // Ports over kernel UDP sockets need no DPDK at all.

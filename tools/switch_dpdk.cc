@@ -15,7 +15,6 @@
 #include <rte_ring.h>
 
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,8 +85,7 @@ int LaneLoop(void* arg) {
   return 0;
 }
 
-// Everything the main lcore runs: the ports, the lanes, and with several
-// lcores the lane cores they feed.
+// What the main lcore runs: the ports, the lanes, and the lane cores.
 struct Switch {
   SwitchFlags flags;
   sw::SwitchConfig config;
@@ -275,6 +273,8 @@ void Report(Switch& sw) {
 }
 
 }  // namespace
+
+const bool kHaveDpdk = true;
 
 int RunDpdkSwitch(int argc, char** argv) {
   Switch sw;

@@ -51,9 +51,10 @@ void InstallSignals();
 // A steady clock in nanoseconds: the time the runtime is given.
 int64_t SteadyNs();
 
-// The two port modes.
+// The two port modes; kHaveDpdk says whether this build has the second.
 int RunUdpSwitch(int argc, char** argv);
 int RunDpdkSwitch(int argc, char** argv);
+extern const bool kHaveDpdk;
 
 }  // namespace grid::tools
 

@@ -18,9 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
-#include "transport/dpdk.h"
 #include "transport/impaired.h"
-#include "transport/verbs.h"
 
 namespace grid::transport {
 namespace {
