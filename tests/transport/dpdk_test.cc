@@ -3,10 +3,17 @@
 // af_packet on a veth pair carries frames both ways (skipped where veth
 // pairs cannot be made). Each test runs in a process of its own (one EAL per
 // process).
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
 #include <rte_ethdev.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
