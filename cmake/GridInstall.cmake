@@ -30,10 +30,14 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/grid.pc
 
 # The build tree itself: pkg-config prefers grid-uninstalled.pc when it is on
 # PKG_CONFIG_PATH, so PKG_CONFIG_PATH=<build dir> links this build's libgrid
-# against the source tree's headers without installing.
+# against the source tree's headers without installing. Its Libs carry an
+# RPATH to this build's lib/, so a program linked that way runs without
+# LD_LIBRARY_PATH (an installed libgrid is found where the system looks).
 file(READ cmake/grid.pc.in _grid_pc)
 string(REGEX REPLACE "prefix=[^\n]*\nlibdir=[^\n]*\nincludedir=[^\n]*\n"
        "libdir=$<TARGET_FILE_DIR:grid>\nincludedir=${PROJECT_SOURCE_DIR}/include\n"
+       _grid_pc "${_grid_pc}")
+string(REPLACE "Libs: -L\${libdir} -lgrid" "Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lgrid"
        _grid_pc "${_grid_pc}")
 string(CONFIGURE "${_grid_pc}" _grid_pc @ONLY)
 # Multi-config generators get one per configuration, in <build dir>/<config>/.

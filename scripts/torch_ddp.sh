@@ -46,7 +46,7 @@ for h in $hidden; do
       # --tee/--redirects: Debian 12's torchrun cannot take its defaults (docs/torch.md).
       PYTHONPATH="$build/python" GRID_STORE="file:$work/store" OMP_NUM_THREADS=1 \
         "$py" -m torch.distributed.run --nproc_per_node=4 --master_addr=127.0.0.1 \
-        --master_port=$port --tee=1 --redirects=2 --log_dir="$work/logs-$b-$h-$i" \
+        --master_port=$port --tee=2 --redirects=2 --log_dir="$work/logs-$b-$h-$i" \
         examples/torch_ddp.py --backend=$b --steps="$steps" --hidden="$h" \
         --out="$work/$b-$h-$i.json" > "$work/run-$b-$h-$i.log" 2>&1 ||
         fail "$b, hidden $h, run $i: $(grep -v '^\s*$' "$work/run-$b-$h-$i.log" | tail -20)"

@@ -8,10 +8,12 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "transport/faults.h"
 
 namespace grid::tools {
 namespace {
@@ -234,6 +236,33 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
                            kHostPort, o.impairment.empty() ? "" : ",", o.impairment, node + 1);
   });
   return keys;
+}
+
+EmulationOptions EmulationOptionsFrom(const Flags& flags) {
+  EmulationOptions o;
+  const std::string kind = flags.String("switch", "grid");
+  if (kind != "grid" && kind != "bmv2") flags.Fail("--switch: grid or bmv2");
+  o.kind = kind == "bmv2" ? SwitchKind::kBmv2 : SwitchKind::kGrid;
+  o.impairment = flags.String("link-impairment", "");
+  // Checked here: the switches take it as they start, in the background.
+  if (auto faults = transport::ParseLinkFaults(o.impairment, false); !faults.ok()) {
+    flags.Fail("--link-impairment: " + std::string(faults.status().message()));
+  }
+  if (auto gbps = flags.Get("link-gbps")) {
+    double g = 0;
+    if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");
+    o.link_gbps = *gbps;
+  }
+  if (auto scale = flags.Get("emulation-scale")) {
+    if (flags.Get("link-gbps")) flags.Fail("--link-gbps and --emulation-scale: one or the other");
+    if (!absl::SimpleAtod(*scale, &o.scale) || !(o.scale > 0)) {
+      flags.Fail("--emulation-scale: expected a factor > 0");
+    }
+  }
+  o.eal_memory_mb = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
+  o.memif_queues = static_cast<int>(flags.Int("memif-queues", 1, 1, 8));
+  o.bmv2_thrift_base = static_cast<int>(flags.Int("bmv2-thrift-base", 9090, 1, 65000));
+  return o;
 }
 
 }  // namespace grid::tools

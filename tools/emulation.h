@@ -14,6 +14,7 @@
 #include "grid/control.h"
 #include "grid/switch.h"
 #include "grid/topology.h"
+#include "tools/flags.h"
 
 namespace grid::tools {
 
@@ -49,6 +50,10 @@ struct EmulationOptions {
   int memif_queues = 1;
   int bmv2_thrift_base = 9090;  // switch i (in node order) listens on base + i
 };
+
+// The options grid-controller's flags ask for (--switch, --link-impairment,
+// --link-gbps, --emulation-scale, ...); a bad one exits naming the flag.
+EmulationOptions EmulationOptionsFrom(const Flags& flags);
 
 // Kernel UDP: link i is a pair of sockets on `host` from `base_port`.
 Keys UdpEmulation(const Fabric& fabric, const EmulationOptions& options, int base_port,

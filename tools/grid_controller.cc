@@ -25,6 +25,7 @@
 #include "grid/store.h"
 #include "grid/switch.h"
 #include "grid/topology.h"
+#include "store/wait.h"
 #include "tools/emulation.h"
 #include "tools/flags.h"
 #include "transport/faults.h"
@@ -124,6 +125,12 @@ control::JobRequest Request(const tools::Flags& flags) {
 
 Job PlanJob(const tools::Flags& flags) {
   Job j;
+  // Before planning, which can take a while: ranks waiting on a file store
+  // see it being published (store::AwaitKey).
+  if (auto spec = flags.Get("store"); spec && !flags.Get("serve")) {
+    auto store = Check(OpenStore(*spec), flags);
+    if (absl::Status s = store::MarkPlanning(*store, "grid-controller"); !s.ok()) flags.Exit(s);
+  }
   j.topology = Check(topology::LoadTopology(flags.Required("topology")), flags);
   control::PlannedJob planned = Check(control::PlanJob(j.topology, Request(flags)), flags);
   j.plan = std::move(planned.plan);
@@ -133,33 +140,6 @@ Job PlanJob(const tools::Flags& flags) {
   j.workers = Check(control::BuildWorkerConfigs(j.topology, j.plan, j.params), flags);
   j.root = Check(control::BuildRootConfig(j.topology, j.plan, j.params), flags);
   return j;
-}
-
-tools::EmulationOptions EmulationOptionsFrom(const tools::Flags& flags) {
-  tools::EmulationOptions o;
-  const std::string kind = flags.String("switch", "grid");
-  if (kind != "grid" && kind != "bmv2") flags.Fail("--switch: grid or bmv2");
-  o.kind = kind == "bmv2" ? tools::SwitchKind::kBmv2 : tools::SwitchKind::kGrid;
-  o.impairment = flags.String("link-impairment", "");
-  // Checked here: the switches take it as they start, in the background.
-  if (auto faults = transport::ParseLinkFaults(o.impairment, false); !faults.ok()) {
-    flags.Fail("--link-impairment: " + std::string(faults.status().message()));
-  }
-  if (auto gbps = flags.Get("link-gbps")) {
-    double g = 0;
-    if (!absl::SimpleAtod(*gbps, &g) || g <= 0) flags.Fail("--link-gbps: expected a rate > 0");
-    o.link_gbps = *gbps;
-  }
-  if (auto scale = flags.Get("emulation-scale")) {
-    if (flags.Get("link-gbps")) flags.Fail("--link-gbps and --emulation-scale: one or the other");
-    if (!absl::SimpleAtod(*scale, &o.scale) || !(o.scale > 0)) {
-      flags.Fail("--emulation-scale: expected a factor > 0");
-    }
-  }
-  o.eal_memory_mb = static_cast<int>(flags.Int("eal-memory-mb", 128, 32, 65536));
-  o.memif_queues = static_cast<int>(flags.Int("memif-queues", 1, 1, 8));
-  o.bmv2_thrift_base = static_cast<int>(flags.Int("bmv2-thrift-base", 9090, 1, 65000));
-  return o;
 }
 
 // The emulated fabric's keys, if one was asked for.
@@ -285,7 +265,7 @@ int main(int argc, char** argv) {
                             "atp"},
                            kUsage);
   const Job job = PlanJob(flags);
-  const tools::EmulationOptions options = EmulationOptionsFrom(flags);
+  const tools::EmulationOptions options = tools::EmulationOptionsFrom(flags);
   const Published published = Publish(flags, job, Emulation(flags, job, options));
   PrintPredictions(job, published.store_spec);
   if (options.kind == tools::SwitchKind::kBmv2) LoadIntoBmv2(flags, job, options);

@@ -12,7 +12,9 @@
 #include "grid/control.h"
 #include "grid/store.h"
 #include "grid/transport.h"
+#include "grid/options.h"
 #include "root/lanes.h"
+#include "store/wait.h"
 #include "tools/flags.h"
 
 namespace {
@@ -49,13 +51,24 @@ std::string StatsJson(const grid::root::RootStats& s) {
       s.foreign, s.rejected, s.passed, s.proxied);
 }
 
+// A wait on the store that says, after a few seconds, what it waits for.
+grid::store::KeyWait RootWait(std::string key, std::string what, absl::Duration timeout) {
+  grid::store::KeyWait w;
+  w.key = std::move(key);
+  w.who = "grid-root";
+  w.what = std::move(what) + " from grid-controller";
+  w.timeout = timeout;
+  w.notice = grid::NoticeToStderr;
+  return w;
+}
+
 // Where the root's config comes from: the store's grid/root, or --config.
 // Read at start and again on SIGHUP.
 absl::StatusOr<grid::host_config::RootConfig> ReadConfig(const grid::tools::Flags& flags,
                                                      grid::Store* store, absl::Duration wait) {
   std::string text;
   if (store != nullptr) {
-    auto t = store->Get("grid/root", wait);
+    auto t = grid::store::AwaitKey(*store, RootWait("grid/root", "its config", wait));
     if (!t.ok()) return t.status();
     text = *std::move(t);
   } else {
@@ -98,7 +111,7 @@ int main(int argc, char** argv) {
   auto config = ReadConfig(flags, store.get(), wait);
   if (!config.ok()) flags.Exit(config.status());
   if (spec.empty() && store != nullptr) {
-    auto t = store->Get("grid/root-transport", wait);
+    auto t = store::AwaitKey(*store, RootWait("grid/root-transport", "its transport", wait));
     if (!t.ok()) flags.Exit(t.status());
     spec = *t;
   }

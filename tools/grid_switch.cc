@@ -10,6 +10,7 @@
 // Signals: SIGUSR1 prints the counters (JSON, stderr), SIGHUP reloads the
 // table file, SIGINT/SIGTERM stop and print the final counters on stdout.
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "tools/switch_flags.h"
@@ -27,6 +28,19 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]).rfind("--udp-port=", 0) == 0) {
       return grid::tools::RunUdpSwitch(argc, argv);
     }
+  }
+  // DPDK mode hands everything before "--" to the EAL: without it the
+  // switch's own flags reach the EAL, which prints its whole usage and dies.
+  bool separator = false;
+  for (int i = 1; i < argc; ++i) separator = separator || std::strcmp(argv[i], "--") == 0;
+  if (!separator) {
+    std::fprintf(stderr,
+                 "grid-switch: no ports: give each port as --udp-port=BIND@PEER (kernel UDP), or "
+                 "DPDK's EAL arguments, then --, then the switch's flags. grid-controller "
+                 "publishes each switch's port arguments in its store under "
+                 "grid/switch-ports/SWITCH (scripts/fabric.sh reads them).\n%s",
+                 grid::tools::kSwitchUsage);
+    return 2;
   }
   return grid::tools::RunDpdkSwitch(argc, argv);
 }

@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "grid/options.h"
 #include "grid/store.h"
+#include "store/wait.h"
 
 namespace grid::tools {
 
@@ -47,7 +49,14 @@ absl::StatusOr<std::string> ReadTables(const std::string& source) {
   if (hash == std::string::npos) return absl::InvalidArgumentError(source + ": no #NAME");
   auto store = OpenStore(source.substr(6, hash - 6));
   if (!store.ok()) return store.status();
-  return (*store)->Get("grid/switch/" + source.substr(hash + 1), absl::Seconds(60));
+  const std::string name = source.substr(hash + 1);
+  store::KeyWait wait;
+  wait.key = "grid/switch/" + name;
+  wait.who = "grid-switch " + name;
+  wait.what = "its tables from grid-controller";
+  wait.timeout = absl::Seconds(60);
+  wait.notice = NoticeToStderr;
+  return store::AwaitKey(**store, wait);
 }
 
 absl::StatusOr<sw::SwitchConfig> ReadConfig(const SwitchFlags& flags, unsigned shares) {

@@ -119,6 +119,11 @@ class Communicator {
   absl::StatusOr<Work> AllReduceAsync(const void* send, void* recv, size_t count, DataType type,
                                       ReduceOp op = ReduceOp::kSum,
                                       const AllreduceOptions& options = {});
+  // The checks AllReduce makes of its arguments before it sends anything
+  // (InvalidArgument naming the rank). A layer whose ranks must all refuse
+  // a call when one rank's arguments are bad (the NCCL API) asks first.
+  absl::Status CheckArguments(const void* send, const void* recv, size_t count, DataType type,
+                              ReduceOp op = ReduceOp::kSum) const;
 
   // Fusion and chaining: the operations issued between GroupStart and
   // GroupEnd (async ones) are handed over together; consecutive small ones

@@ -28,6 +28,9 @@ GRID_API_BEGIN
 namespace grid {
 class TransportRegistry;
 
+// Writes `line` and a newline to stderr: the default notice of a long wait.
+void NoticeToStderr(const std::string& line);
+
 // Who this rank is and where it finds its job (Communicator::Create(options)
 // and FromEnvironment only).
 struct BootstrapOptions {
@@ -45,6 +48,9 @@ struct BootstrapOptions {
   // job); null: the built-in kinds. Read during Create() only.
   const TransportRegistry* transports = nullptr;
   absl::Duration timeout = absl::Seconds(60);  // for each store read
+  // Told once when a store read has waited 3 s: what it waits for, where,
+  // and for how much longer. null: nothing is said.
+  std::function<void(const std::string&)> notice = NoticeToStderr;
   // Create() returns after one allreduce of the whole job, so every rank
   // must start within the engine's timeout. It tells a fabric still holding
   // an earlier run's slots, which would answer this run's chunks with that

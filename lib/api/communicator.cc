@@ -2,6 +2,7 @@
 // (progress loop, health, hosted root, rank 0's controller) and forwards.
 #include "grid/communicator.h"
 
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 #include "api/progress.h"
 #include "api/root_runner.h"
 #include "grid/store.h"
+#include "store/wait.h"
 #include "transport/lanes.h"
 #include "worker/op_state.h"
 
@@ -140,8 +142,20 @@ absl::Status ValidateEngine(int rank, uint32_t slots, const EngineOptions& e) {
 }
 
 // A value the controller published, without the newline a file may end in.
-absl::StatusOr<std::string> ReadSpec(Store& store, const std::string& key, absl::Duration timeout) {
-  auto v = store.Get(key, timeout);
+// A store read that says what it waits for after a few seconds
+// (store::AwaitKey).
+store::KeyWait Waiting(const BootstrapOptions& b, std::string key, std::string what) {
+  store::KeyWait w;
+  w.key = std::move(key);
+  w.who = absl::StrFormat("rank %d", b.rank);
+  w.what = std::move(what);
+  w.timeout = b.timeout;
+  w.notice = b.notice;
+  return w;
+}
+
+absl::StatusOr<std::string> ReadSpec(Store& store, const store::KeyWait& wait) {
+  auto v = store::AwaitKey(store, wait);
   if (!v.ok()) return v.status();
   std::string spec = *std::move(v);
   while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
@@ -155,13 +169,14 @@ absl::StatusOr<std::unique_ptr<Transport>> Open(const BootstrapOptions& b,
 
 absl::StatusOr<std::unique_ptr<api::RootRunner>> HostRoot(const CommunicatorOptions& o,
                                                           Store& store) {
-  auto text = store.Get("grid/root", o.bootstrap.timeout);
+  auto text = store::AwaitKey(store, Waiting(o.bootstrap, "grid/root", "the root's config"));
   if (!text.ok()) return text.status();
   auto config = host_config::ParseRootConfigJson(*text);
   if (!config.ok()) return config.status();
   std::string spec = o.root.transport;
   if (spec.empty()) {
-    auto stored = ReadSpec(store, "grid/root-transport", o.bootstrap.timeout);
+    auto stored =
+        ReadSpec(store, Waiting(o.bootstrap, "grid/root-transport", "the root's transport"));
     if (!stored.ok()) return stored.status();
     spec = *std::move(stored);
   }
@@ -187,6 +202,8 @@ std::vector<std::unique_ptr<Transport>> One(std::unique_ptr<Transport> transport
 }
 
 }  // namespace
+
+void NoticeToStderr(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
 absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     const host_config::WorkerConfig& config, std::unique_ptr<Transport> transport,
@@ -228,7 +245,21 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   }
   auto store = api::OpenBootstrapStore(b);
   if (!store.ok()) return store.status();
-  auto text = (*store)->Get(absl::StrFormat("grid/worker/%d", b.rank), b.timeout);
+  store::KeyWait wait = Waiting(b, absl::StrFormat("grid/worker/%d", b.rank),
+                                "its config from the job's controller");
+  // A rank the published job does not have waits for nothing: say so now.
+  wait.give_up = [&b, s = store->get()]() -> absl::Status {
+    if (b.rank == 0) return absl::OkStatus();
+    auto first = s->Get("grid/worker/0", absl::ZeroDuration());
+    if (!first.ok()) return absl::OkStatus();
+    auto zero = host_config::ParseWorkerConfigJson(*first);
+    if (!zero.ok() || b.rank < zero->world) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: the job published in store %s (job %d) has %d workers, ranks 0-%d: this "
+        "rank is not one of them (GRID_RANK/RANK, or a store holding another job?)",
+        b.rank, s->Describe(), zero->job_id, zero->world, zero->world - 1));
+  };
+  auto text = store::AwaitKey(**store, wait);
   if (!text.ok()) return text.status();
   auto config = host_config::ParseWorkerConfigJson(*text);
   if (!config.ok()) return config.status();
@@ -242,7 +273,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   }
   std::string spec = b.transport;
   if (spec.empty()) {
-    auto stored = ReadSpec(**store, absl::StrFormat("grid/transport/%d", b.rank), b.timeout);
+    auto stored = ReadSpec(**store, Waiting(b, absl::StrFormat("grid/transport/%d", b.rank),
+                                            "its transport from the job's controller"));
     if (!stored.ok()) {
       return absl::Status(stored.status().code(),
                           absl::StrFormat("rank %d: no transport: set GRID_TRANSPORT (or "
@@ -324,6 +356,11 @@ absl::StatusOr<Work> Communicator::AllReduceAsync(const void* send, void* recv, 
   auto state = impl_->progress().Submit(send, recv, count, type, op, options, /*blocking=*/false);
   if (!state.ok()) return state.status();
   return Work(*std::move(state));
+}
+
+absl::Status Communicator::CheckArguments(const void* send, const void* recv, size_t count,
+                                          DataType type, ReduceOp op) const {
+  return api::CheckAllreduceArguments(impl_->config().rank, send, recv, count, type, op);
 }
 
 absl::Status Communicator::GroupStart() { return impl_->progress().GroupStart(); }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "grid/control.h"
 #include "grid/topology.h"
+#include "store/wait.h"
 
 namespace grid::api {
 namespace {
@@ -39,6 +40,9 @@ absl::StatusOr<std::unique_ptr<StoreServer>> ControlJob(const BootstrapOptions& 
   if (!server.ok()) return server.status();
   auto store = OpenBootstrapStore(bootstrap);
   if (!store.ok()) return store.status();
+  // Before planning, which can take a while: the waiting ranks see a store
+  // that is being published (store::AwaitKey).
+  if (absl::Status s = store::MarkPlanning(**store, "rank 0"); !s.ok()) return s;
   auto topo = topology::LoadTopology(control.topology);
   if (!topo.ok()) return topo.status();
   // As grid-controller plans it (control::PlanJob), with rank 0's options.

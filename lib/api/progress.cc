@@ -80,14 +80,8 @@ absl::Status ProgressLoop::AwaitOverlapping(const OpState& op) {
   return absl::OkStatus();
 }
 
-ProgressLoop::~ProgressLoop() { (void)Shutdown(absl::Seconds(10)); }
-
-absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, void* recv,
-                                                              size_t count, DataType type,
-                                                              ReduceOp op,
-                                                              const AllreduceOptions& o,
-                                                              bool blocking) {
-  const int rank = config_.rank;
+absl::Status CheckAllreduceArguments(int rank, const void* send, const void* recv, size_t count,
+                                     DataType type, ReduceOp op) {
   if (op != ReduceOp::kSum) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "rank %d: reduce op %d is not supported (sum only)", rank, static_cast<int>(op)));
@@ -111,10 +105,24 @@ absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, 
   }
   const size_t bytes = count * DataTypeSize(type);
   const auto* s = static_cast<const uint8_t*>(send);
-  auto* r = static_cast<uint8_t*>(recv);
+  const auto* r = static_cast<const uint8_t*>(recv);
   if (count > 0 && s != r && s < r + bytes && r < s + bytes) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d: send and recv overlap without being the same buffer", rank));
+  }
+  return absl::OkStatus();
+}
+
+ProgressLoop::~ProgressLoop() { (void)Shutdown(absl::Seconds(10)); }
+
+absl::StatusOr<std::shared_ptr<OpState>> ProgressLoop::Submit(const void* send, void* recv,
+                                                              size_t count, DataType type,
+                                                              ReduceOp op,
+                                                              const AllreduceOptions& o,
+                                                              bool blocking) {
+  const int rank = config_.rank;
+  if (absl::Status s = CheckAllreduceArguments(rank, send, recv, count, type, op); !s.ok()) {
+    return s;
   }
   auto state = std::make_shared<OpState>();
   state->type = type;

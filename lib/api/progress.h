@@ -33,6 +33,11 @@
 
 namespace grid::api {
 
+// The checks an allreduce's arguments pass before anything is sent (the
+// op, the type, null buffers, the size, overlap); errors name the rank.
+absl::Status CheckAllreduceArguments(int rank, const void* send, const void* recv, size_t count,
+                                     DataType type, ReduceOp op);
+
 class ProgressLoop {
  public:
   // With nothing to run the thread still wakes this often, to drain late

@@ -1,5 +1,7 @@
 #include "nccl/codes.h"
 
+#include "absl/strings/str_format.h"
+
 namespace grid::nccl {
 
 ncclResult_t FromStatus(const absl::Status& s) {
@@ -38,6 +40,51 @@ bool TypeOf(ncclDataType_t t, grid::DataType* out) {
       return true;
     default:
       return false;
+  }
+}
+
+std::string TypeName(ncclDataType_t t) {
+  // The first name of each value (ncclInt8 over ncclChar, ncclFloat32 over ncclFloat).
+  switch (t) {
+    case ncclInt8:
+      return "ncclInt8";
+    case ncclUint8:
+      return "ncclUint8";
+    case ncclInt32:
+      return "ncclInt32";
+    case ncclUint32:
+      return "ncclUint32";
+    case ncclInt64:
+      return "ncclInt64";
+    case ncclUint64:
+      return "ncclUint64";
+    case ncclFloat16:
+      return "ncclFloat16";
+    case ncclFloat32:
+      return "ncclFloat32";
+    case ncclFloat64:
+      return "ncclFloat64";
+    case ncclBfloat16:
+      return "ncclBfloat16";
+    default:
+      return absl::StrFormat("datatype %d", static_cast<int>(t));
+  }
+}
+
+std::string OpName(ncclRedOp_t op) {
+  switch (op) {
+    case ncclSum:
+      return "ncclSum";
+    case ncclProd:
+      return "ncclProd";
+    case ncclMax:
+      return "ncclMax";
+    case ncclMin:
+      return "ncclMin";
+    case ncclAvg:
+      return "ncclAvg";
+    default:
+      return absl::StrFormat("op %d", static_cast<int>(op));
   }
 }
 

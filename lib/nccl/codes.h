@@ -3,6 +3,8 @@
 #ifndef GRID_LIB_NCCL_CODES_H_
 #define GRID_LIB_NCCL_CODES_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "grid/nccl.h"
 #include "grid/types.h"
@@ -12,6 +14,10 @@ namespace grid::nccl {
 ncclResult_t FromStatus(const absl::Status& s);
 // False for a type GRID does not aggregate.
 bool TypeOf(ncclDataType_t t, grid::DataType* out);
+// NCCL's names, for messages ("ncclFloat64", "ncclMax"); a value NCCL does
+// not define is named by its number.
+std::string TypeName(ncclDataType_t t);
+std::string OpName(ncclRedOp_t op);
 
 }  // namespace grid::nccl
 

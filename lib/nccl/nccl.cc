@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,27 +16,20 @@
 #include "grid/communicator.h"
 #include "nccl/agreement.h"
 #include "nccl/codes.h"
-
-struct ncclComm {
-  std::unique_ptr<grid::Communicator> comm;
-  int rank = 0;
-  int nranks = 0;
-  std::mutex mu;  // guards the three below: any thread may ask
-  ncclResult_t async_error = ncclSuccess;
-  std::string last_error;
-  // Why the fence of a communicator created in a group failed: its fabric
-  // holds an earlier run's slots, and no operation may run on it.
-  std::string fence_error;
-};
+#include "nccl/comm.h"
 
 namespace {
+
+using grid::nccl::Fail;
+using grid::nccl::FailAsync;
+using grid::nccl::IsLive;
+using grid::nccl::LastError;
+using grid::nccl::NotLive;
 
 // The id's layout: a magic, then the store spec, NUL-terminated.
 constexpr char kMagic[] = "GRIDNCCL1";
 constexpr size_t kStoreOffset = sizeof(kMagic);
 constexpr size_t kMaxStore = NCCL_UNIQUE_ID_BYTES - kStoreOffset - 1;
-
-thread_local std::string t_last_error;
 
 // One queued operation of a group.
 struct Pending {
@@ -48,33 +40,17 @@ struct Pending {
   grid::DataType type;
   ncclDataType_t nccl_type;
   ncclRedOp_t op;
+  // Why this rank refuses the call for its arguments; empty when it does
+  // not. A refused call still takes part in the agreement check, so that
+  // every rank refuses it (the others' next call would be matched against
+  // this rank's next one otherwise).
+  std::string refusal;
 };
 thread_local int t_group_depth = 0;
 thread_local std::vector<Pending> t_group;
 // Communicators this thread created inside the group: their fences run at
 // ncclGroupEnd, each on its own thread, before the group's operations.
 thread_local std::vector<ncclComm*> t_group_new;
-
-ncclResult_t Fail(ncclComm* comm, ncclResult_t result, const std::string& message) {
-  t_last_error = message;
-  if (comm != nullptr) {
-    std::lock_guard<std::mutex> lock(comm->mu);
-    comm->last_error = message;
-  }
-  return result;
-}
-
-// An operation that failed on the fabric also becomes the communicator's
-// asynchronous error, as a failed kernel does in NCCL. One refused for its
-// arguments (a NaN, overlapping buffers) leaves the communicator working,
-// and a program that polls the asynchronous error must not abort for it.
-ncclResult_t FailAsync(ncclComm* comm, ncclResult_t result, const std::string& message) {
-  if (result != ncclInvalidArgument && result != ncclInvalidUsage) {
-    std::lock_guard<std::mutex> lock(comm->mu);
-    if (comm->async_error == ncclSuccess) comm->async_error = result;
-  }
-  return Fail(comm, result, message);
-}
 
 // Whether ranks must agree on every operation's count, type and op before
 // it runs (GRID_NCCL_CHECK=0 turns the check off, for benchmarks).
@@ -86,23 +62,42 @@ bool CheckAgreement() {
 // Runs one communicator's share of a group: the agreement check, then the
 // operations, all in flight at once.
 ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
+  std::string refusal;
+  for (const Pending* p : ops) {
+    if (refusal.empty()) refusal = p->refusal;
+  }
   if (CheckAgreement()) {
     std::vector<grid::nccl::OpKey> keys;
     for (const Pending* p : ops) keys.push_back({p->count, p->nccl_type, p->op});
-    std::vector<int32_t> check = grid::nccl::AgreementCheck(keys);
+    std::vector<int32_t> check = grid::nccl::AgreementCheck(keys, !refusal.empty(), comm->rank);
     absl::Status s =
         comm->comm->AllReduce(check.data(), check.data(), check.size(), grid::DataType::kInt32);
     if (!s.ok()) {
       return FailAsync(comm, grid::nccl::FromStatus(s),
                        absl::StrFormat("rank %d: ncclAllReduce: %s", comm->rank, s.message()));
     }
-    if (!grid::nccl::Agreed(check, comm->nranks)) {
+    const grid::nccl::Verdict verdict = grid::nccl::ReadAgreement(check, comm->nranks);
+    if (!refusal.empty()) return Fail(comm, ncclInvalidArgument, refusal);
+    if (verdict.refused > 0) {
+      const std::string who =
+          verdict.refused == 1 ? absl::StrFormat("rank %d", verdict.refusing_rank)
+                               : absl::StrFormat("%d ranks", verdict.refused);
+      return Fail(comm, ncclInvalidArgument,
+                  absl::StrFormat("rank %d: ncclAllReduce: %s refused this call for its "
+                                  "arguments (its own error says why); nothing was summed, and "
+                                  "the communicator goes on",
+                                  comm->rank, who));
+    }
+    if (!verdict.same_ops) {
       return Fail(comm, ncclInvalidUsage,
                   absl::StrFormat("rank %d: ncclAllReduce: the ranks disagree on the number of "
                                   "operations or on a count, datatype or op (this rank: %s); "
                                   "nothing was summed",
                                   comm->rank, grid::nccl::Describe(keys)));
     }
+  } else if (!refusal.empty()) {
+    // Without the check the other ranks cannot be told (docs/nccl.md).
+    return Fail(comm, ncclInvalidArgument, refusal);
   }
   absl::Status s = ops.size() > 1 ? comm->comm->GroupStart() : absl::OkStatus();
   std::vector<grid::Work> work;
@@ -161,7 +156,7 @@ ncclResult_t RunGroup(std::vector<Pending> group) {
   for (size_t i = 0; i < comms.size(); ++i) {
     if (results[i] != ncclSuccess) {
       std::lock_guard<std::mutex> lock(comms[i]->mu);
-      t_last_error = comms[i]->last_error;
+      LastError() = comms[i]->last_error;
       return results[i];
     }
   }
@@ -193,6 +188,7 @@ ncclResult_t Join(ncclComm_t* out, int nranks, const std::string& store, int ran
   c->rank = rank;
   c->nranks = nranks;
   if (t_group_depth > 0) t_group_new.push_back(c.get());
+  grid::nccl::Register(c.get());
   *out = c.release();
   return ncclSuccess;
 }
@@ -225,6 +221,7 @@ ncclResult_t FenceGroup(std::vector<ncclComm*> comms) {
 void Forget(ncclComm* comm) {
   std::erase_if(t_group, [&](const Pending& p) { return p.comm == comm; });
   std::erase(t_group_new, comm);
+  grid::nccl::Unregister(comm);
 }
 
 // The store spec the environment names; empty when it names none.
@@ -292,7 +289,7 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* /*devlist*/
   for (int r = 0; r < ndev; ++r) {
     threads.emplace_back([&, r] {
       results[r] = ncclCommInitRank(&comms[r], ndev, id, r);
-      errors[r] = t_last_error;
+      errors[r] = LastError();
     });
   }
   for (std::thread& t : threads) t.join();
@@ -308,7 +305,8 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* /*devlist*/
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommDestroy: comm is null");
+  if (comm == nullptr) return ncclSuccess;  // as NCCL
+  if (!IsLive(comm)) return NotLive(comm, "ncclCommDestroy");
   absl::Status s = comm->comm->Shutdown();
   const int rank = comm->rank;
   Forget(comm);
@@ -321,7 +319,8 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
-  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclCommAbort: comm is null");
+  if (comm == nullptr) return ncclSuccess;  // as NCCL
+  if (!IsLive(comm)) return NotLive(comm, "ncclCommAbort");
   comm->comm->Abort(absl::AbortedError("ncclCommAbort"));
   (void)comm->comm->Shutdown(absl::ZeroDuration());
   Forget(comm);
@@ -330,24 +329,23 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
-  if (comm == nullptr || count == nullptr) {
-    return Fail(comm, ncclInvalidArgument, "ncclCommCount: comm or count is null");
-  }
+  if (!IsLive(comm)) return NotLive(comm, "ncclCommCount");
+  if (count == nullptr) return Fail(comm, ncclInvalidArgument, "ncclCommCount: count is null");
   *count = comm->nranks;
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
-  if (comm == nullptr || rank == nullptr) {
-    return Fail(comm, ncclInvalidArgument, "ncclCommUserRank: comm or rank is null");
-  }
+  if (!IsLive(comm)) return NotLive(comm, "ncclCommUserRank");
+  if (rank == nullptr) return Fail(comm, ncclInvalidArgument, "ncclCommUserRank: rank is null");
   *rank = comm->rank;
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
-  if (comm == nullptr || async_error == nullptr) {
-    return Fail(comm, ncclInvalidArgument, "ncclCommGetAsyncError: comm or async_error is null");
+  if (!IsLive(comm)) return NotLive(comm, "ncclCommGetAsyncError");
+  if (async_error == nullptr) {
+    return Fail(comm, ncclInvalidArgument, "ncclCommGetAsyncError: async_error is null");
   }
   std::lock_guard<std::mutex> lock(comm->mu);
   *async_error = comm->async_error;
@@ -355,7 +353,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
 }
 
 const char* ncclGetLastError(ncclComm_t comm) {
-  if (comm == nullptr) return t_last_error.c_str();
+  if (comm == nullptr || !IsLive(comm)) return LastError().c_str();
   // The pointer stays valid until the communicator's next error.
   std::lock_guard<std::mutex> lock(comm->mu);
   return comm->last_error.c_str();
@@ -364,29 +362,8 @@ const char* ncclGetLastError(ncclComm_t comm) {
 ncclResult_t ncclAllReduce(const void* sendbuf, void* recvbuf, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                            cudaStream_t stream) {
-  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, "ncclAllReduce: comm is null");
+  if (!IsLive(comm)) return NotLive(comm, "ncclAllReduce");
   const std::string who = absl::StrFormat("rank %d: ncclAllReduce", comm->rank);
-  if (stream != nullptr) {
-    return Fail(comm, ncclInvalidArgument,
-                who +
-                    ": a CUDA stream, but this libgrid_nccl has no CUDA: pass host buffers and "
-                    "a null stream");
-  }
-  if (count > 0 && (sendbuf == nullptr || recvbuf == nullptr)) {
-    return Fail(comm, ncclInvalidArgument, who + ": sendbuf or recvbuf is null");
-  }
-  grid::DataType type;
-  if (!grid::nccl::TypeOf(datatype, &type)) {
-    return Fail(comm, ncclInvalidArgument,
-                absl::StrFormat("%s: datatype %d is not supported (ncclFloat32, ncclFloat16, "
-                                "ncclBfloat16, ncclInt32)",
-                                who, datatype));
-  }
-  if (op != ncclSum && op != ncclAvg) {
-    return Fail(comm, ncclInvalidArgument,
-                absl::StrFormat("%s: op %d is not supported (ncclSum, ncclAvg): the switches add",
-                                who, op));
-  }
   {
     std::unique_lock<std::mutex> lock(comm->mu);
     if (!comm->fence_error.empty()) {
@@ -395,10 +372,29 @@ ncclResult_t ncclAllReduce(const void* sendbuf, void* recvbuf, size_t count,
       return Fail(comm, ncclSystemError, who + ": the communicator never started: " + why);
     }
   }
-  Pending p{comm, sendbuf, recvbuf, count, type, datatype, op};
+  // A bad argument is this rank's refusal, which the other ranks hear in
+  // the agreement check (RunOn): all of them refuse the call, and go on.
+  std::string refusal;
+  grid::DataType type = grid::DataType::kInt32;
+  if (stream != nullptr) {
+    refusal = who +
+              ": a CUDA stream, but this libgrid_nccl has no CUDA: pass host buffers and a null "
+              "stream";
+  } else if (!grid::nccl::TypeOf(datatype, &type)) {
+    refusal = absl::StrFormat(
+        "%s: %s is not supported (ncclFloat32, ncclFloat16, ncclBfloat16, ncclInt32)", who,
+        grid::nccl::TypeName(datatype));
+  } else if (op != ncclSum && op != ncclAvg) {
+    refusal = absl::StrFormat("%s: %s is not supported (ncclSum, ncclAvg): the switches add", who,
+                              grid::nccl::OpName(op));
+  } else if (absl::Status s = comm->comm->CheckArguments(sendbuf, recvbuf, count, type); !s.ok()) {
+    refusal = absl::StrFormat("%s: %s", who, s.message());
+  }
+  Pending p{comm, sendbuf, recvbuf, count, type, datatype, op, refusal};
   if (t_group_depth > 0) {
-    t_group.push_back(p);
-    return ncclSuccess;
+    t_group.push_back(std::move(p));
+    // Refused at once here, and by every rank at ncclGroupEnd.
+    return refusal.empty() ? ncclSuccess : Fail(comm, ncclInvalidArgument, refusal);
   }
   return RunGroup({p});
 }

@@ -405,7 +405,9 @@ class TcpStore final : public Store {
         if (fd >= 0) ::close(fd);
       }
       if (absl::Now() >= deadline) {
-        return absl::UnavailableError(absl::StrFormat("store %s: cannot connect within %s",
+        // DeadlineExceeded, as a key not set in time: a waiter retries both
+        // (a server may start after its clients).
+        return absl::DeadlineExceededError(absl::StrFormat("store %s: cannot connect within %s",
                                                       Describe(), absl::FormatDuration(timeout)));
       }
       absl::SleepFor(absl::Milliseconds(50));

@@ -418,8 +418,13 @@ absl::StatusOr<int> OpenSocket(const UdpSpec& spec, bool reuseport, bool* offloa
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&spec.bind), sizeof(spec.bind)) != 0) {
     const int e = errno;
     ::close(fd);
-    return absl::UnavailableError(
-        absl::StrFormat("udp bind %s: %s", Format(spec.bind), std::strerror(e)));
+    return absl::UnavailableError(absl::StrFormat(
+        "udp bind %s: %s%s", Format(spec.bind), std::strerror(e),
+        e == EADDRINUSE ? ": another process holds this port, most likely a rank, switch or "
+                          "root of a job still running on this fabric (or a communicator of "
+                          "this rank not destroyed yet); end it, or give this job other ports "
+                          "(grid-controller --udp-base-port)"
+                        : ""));
   }
   return fd;
 }

@@ -64,6 +64,16 @@ TEST(Bootstrap, RankZeroPlansAndServesTheStore) {
   o6.bootstrap.transport.clear();
   o6.bootstrap.timeout = absl::Milliseconds(50);
   EXPECT_THAT(Communicator::Create(o6).status().message(), HasSubstr("set GRID_TRANSPORT"));
+  // A rank the published job does not have fails at once: it used to wait
+  // out the whole timeout for a config that never comes.
+  CommunicatorOptions o9 = o5;
+  o9.bootstrap.rank = 9;
+  o9.bootstrap.timeout = absl::Seconds(30);
+  const absl::Time start = absl::Now();
+  const absl::Status s9 = Communicator::Create(o9).status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(s9.code(), absl::StatusCode::kInvalidArgument) << s9;
+  EXPECT_THAT(s9.message(), HasSubstr("has 8 workers, ranks 0-7: this rank is not one of them"));
 }
 
 // Rank 0's frames from the environment: a number, "auto" (chosen for

@@ -116,11 +116,11 @@ int main(int argc, char** argv) {
         "null comm");
   CHECK(ncclAllReduce(&one, &one, 1, ncclDouble, ncclSum, comm, NULL) == ncclInvalidArgument,
         "ncclDouble");
-  CHECK(strstr(ncclGetLastError(comm), "datatype 8") != NULL, "message: %s",
+  CHECK(strstr(ncclGetLastError(comm), "ncclFloat64") != NULL, "message: %s",
         ncclGetLastError(comm));
   CHECK(ncclAllReduce(&one, &one, 1, ncclFloat, ncclMax, comm, NULL) == ncclInvalidArgument,
         "ncclMax");
-  CHECK(strstr(ncclGetLastError(comm), "op 2") != NULL, "message: %s", ncclGetLastError(comm));
+  CHECK(strstr(ncclGetLastError(comm), "ncclMax") != NULL, "message: %s", ncclGetLastError(comm));
   CHECK(ncclAllReduce(&one, &one, 1, ncclFloat, ncclSum, comm, (cudaStream_t)&one) ==
             ncclInvalidArgument,
         "a stream");
@@ -218,6 +218,37 @@ int main(int argc, char** argv) {
   NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
   CHECK(ibuf[n - 1] == 7 * nranks * nranks, "after the overlap: %d", ibuf[n - 1]);
 
+  /* Only the last rank passes a null buffer: every rank's call fails the
+   * same way, nothing is summed, and every communicator goes on. The
+   * refusing rank used to return at once, alone: the others' call was
+   * matched against its next one ("ranks disagree"), and their next
+   * operation timed out after 30 s, leaving them dead. */
+  for (size_t i = 0; i < n; ++i) ibuf[i] = 7;
+  r = ncclAllReduce(rank_ == nranks - 1 ? NULL : ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL);
+  CHECK(r == ncclInvalidArgument, "one rank's null buffer gave %d (%s)", r,
+        ncclGetLastError(comm));
+  if (rank_ != nranks - 1) {
+    char want[64];
+    snprintf(want, sizeof want, "rank %d refused", nranks - 1);
+    CHECK(strstr(ncclGetLastError(comm), want) != NULL, "message: %s", ncclGetLastError(comm));
+  }
+  CHECK(ibuf[0] == 7 && ibuf[n - 1] == 7, "a refused call changed the buffer");
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
+  CHECK(ibuf[n - 1] == 7 * nranks, "after one rank's refusal: %d", ibuf[n - 1]);
+  /* The same inside a group: rank 1 queues an op GRID does not have; it is
+   * refused there at once, and on every rank at ncclGroupEnd. */
+  NCCL_OK(ncclGroupStart());
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, 10, ncclInt32, ncclSum, comm, NULL));
+  r = ncclAllReduce(ibuf + 10, ibuf + 10, 10, ncclInt32, rank_ == 1 ? ncclMax : ncclSum, comm,
+                    NULL);
+  CHECK(r == (rank_ == 1 ? ncclInvalidArgument : ncclSuccess), "queueing gave %d", r);
+  r = ncclGroupEnd();
+  CHECK(r == ncclInvalidArgument, "a group with one rank's bad op gave %d (%s)", r,
+        ncclGetLastError(comm));
+  CHECK(ibuf[0] == 7 * nranks, "a refused group changed the buffer");
+  NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
+  CHECK(ibuf[n - 1] == 7 * nranks * nranks, "after the refused group: %d", ibuf[n - 1]);
+
   ncclResult_t async_error = ncclInternalError;
   NCCL_OK(ncclCommGetAsyncError(comm, &async_error));
   CHECK(async_error == ncclSuccess, "async error %d", async_error);
@@ -228,6 +259,13 @@ int main(int argc, char** argv) {
   NCCL_OK(ncclAllReduce(ibuf, ibuf, n, ncclInt32, ncclSum, comm, NULL));
   NCCL_OK(ncclCommDestroy(comm));
   NCCL_OK(ncclGroupEnd());
+  /* A second destroy is an error, not a use of freed memory (it crashed
+   * every rank); a null communicator is nothing to destroy, as in NCCL. */
+  r = ncclCommDestroy(comm);
+  CHECK(r == ncclInvalidArgument, "a second destroy gave %d", r);
+  CHECK(strstr(ncclGetLastError(NULL), "not a live communicator") != NULL, "message: %s",
+        ncclGetLastError(NULL));
+  NCCL_OK(ncclCommDestroy(NULL));
   free(fsend);
   free(frecv);
   free(ibuf);
