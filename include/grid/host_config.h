@@ -51,6 +51,10 @@ struct WorkerConfig {
   uint32_t aggregator_ip = 0;
   wire::MacAddress mac{};
   wire::MacAddress next_hop_mac{};  // the first hop of the uplink
+  // The topology's names of the aggregator and the root ("S1", "PS"), for
+  // errors; optional in the JSON (empty: errors give node ids).
+  std::string aggregator_name;
+  std::string root_name;
 };
 
 // What the root needs to complete chunks: its contributors (one bit each)

@@ -103,6 +103,8 @@ absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(const 
           absl::StrFormat("job %d rank %d: the uplink has no hop", job.job_id, r));
     }
     w.next_hop_mac = NodeMac(route.up.nodes[1]);
+    w.aggregator_name = topo.node(route.aggregator).name;
+    w.root_name = topo.node(plan.job.root).name;
     out.push_back(w);
   }
   return out;

@@ -68,6 +68,10 @@ class Reader {
     }
     *out = doc_[key].get<bool>();
   }
+  // A string that may be absent (then `out` is left alone).
+  void OptionalString(const char* key, std::string* out) {
+    if (status_.ok() && doc_.contains(key)) String(key, out);
+  }
   void Fail(const std::string& key, const std::string& why) {
     if (status_.ok()) status_ = Error(what_, prefix_ + key, why);
   }
@@ -121,6 +125,8 @@ std::string WorkerConfigToJson(const WorkerConfig& c) {
   doc["aggregator_ip"] = wire::IpToString(c.aggregator_ip);
   doc["mac"] = wire::MacToString(c.mac);
   doc["next_hop_mac"] = wire::MacToString(c.next_hop_mac);
+  if (!c.aggregator_name.empty()) doc["aggregator_name"] = c.aggregator_name;
+  if (!c.root_name.empty()) doc["root_name"] = c.root_name;
   return doc.dump(2) + "\n";
 }
 
@@ -146,6 +152,8 @@ absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text) {
   r.Ip("aggregator_ip", &c.aggregator_ip);
   r.Mac("mac", &c.mac);
   r.Mac("next_hop_mac", &c.next_hop_mac);
+  r.OptionalString("aggregator_name", &c.aggregator_name);
+  r.OptionalString("root_name", &c.root_name);
   if (!r.status().ok()) return r.status();
   if (c.world == 0 || c.rank >= c.world) r.Fail("rank", "must be below world");
   if (c.slots == 0) r.Fail("slots", "must be at least 1");

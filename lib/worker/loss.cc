@@ -2,11 +2,21 @@
 // timer per packet), each judged by the LossDetector; the window's decrease
 // on loss is the CongestionControl's.
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_format.h"
 #include "worker/engine.h"
 
 namespace grid::worker {
+namespace {
+
+// "S1 (node 3)", or "node 3" where the config has no names.
+std::string NodeName(const std::string& name, topology::NodeId node) {
+  return name.empty() ? absl::StrFormat("node %d", node)
+                      : absl::StrFormat("%s (node %d)", name, node);
+}
+
+}  // namespace
 
 void Engine::Scan(absl::Time now) {
   if (now < next_scan_) return;
@@ -92,17 +102,18 @@ void Engine::FailExpired(absl::Time now) {
     // chunks may have been displaced, not lost.
     if (const uint64_t foreign = Foreign() - r.foreign_before; foreign > 0) {
       who += absl::StrFormat(
-          "; %d frames from other sources than node %d, or of another job, were dropped during "
+          "; %d frames from other sources than %s, or of another job, were dropped during "
           "the operation (a forged or misrouted stream)",
-          foreign, config_.aggregator);
+          foreign, NodeName(config_.aggregator_name, config_.aggregator));
     }
     const std::string lane =
         lane_.count > 1 ? absl::StrFormat(" on lane %d of %d", lane_.index, lane_.count) : "";
     FailAll(absl::DeadlineExceededError(absl::StrFormat(
                 "rank %d: allreduce %d (op_seq %d) timed out: %d of %d chunks%s without a result "
-                "(%s to %s), aggregated at node %d; %s",
+                "(%s to %s), aggregated at %s, root %s; %s",
                 config_.rank, id, w->op_seq, missing, w->total(), lane, describe(first),
-                describe(last), config_.aggregator, who)),
+                describe(last), NodeName(config_.aggregator_name, config_.aggregator),
+                NodeName(config_.root_name, config_.root), who)),
             now);
     return;
   }

@@ -148,6 +148,11 @@ void ExpectExactOrClearError(const std::vector<Outcome>& out, absl::Duration tim
     EXPECT_EQ(out[r].error.code(), absl::StatusCode::kDeadlineExceeded) << out[r].error;
     EXPECT_LE(out[r].error_after, 2 * timeout) << "rank " << r << ": " << out[r].error;
     EXPECT_THAT(out[r].error.message(), ::testing::HasSubstr("timed out")) << out[r].error;
+    // Nodes by the topology's names: "aggregated at S2 (node 5), root PS (node 8)".
+    EXPECT_THAT(std::string(out[r].error.message()),
+                ::testing::ContainsRegex("aggregated at [A-Za-z][A-Za-z0-9]* \\(node [0-9]+\\), "
+                                         "root [A-Za-z][A-Za-z0-9]* \\(node"))
+        << out[r].error;
   }
   std::printf("  %d of %zu ranks ended with an error, the others exact\n", failed, out.size());
 }

@@ -33,6 +33,9 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   ASSERT_TRUE(workers.ok() && root.ok());
   ASSERT_EQ(workers->size(), 8u);
   for (const auto& w : *workers) {
+    // Errors name nodes as the topology does (S1, not node 1).
+    EXPECT_EQ(w.aggregator_name, topo.node(w.aggregator).name);
+    EXPECT_EQ(w.root_name, topo.node(w.root).name);
     const std::string json = host_config::WorkerConfigToJson(w);
     auto back = host_config::ParseWorkerConfigJson(json);
     ASSERT_TRUE(back.ok()) << back.status();
@@ -42,6 +45,15 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   auto back = host_config::ParseRootConfigJson(json);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(host_config::RootConfigToJson(*back), json);
+  // The names are optional: a config written without them still parses.
+  host_config::WorkerConfig unnamed = (*workers)[0];
+  unnamed.aggregator_name.clear();
+  unnamed.root_name.clear();
+  const std::string unnamed_json = host_config::WorkerConfigToJson(unnamed);
+  EXPECT_EQ(unnamed_json.find("_name"), std::string::npos);
+  auto parsed = host_config::ParseWorkerConfigJson(unnamed_json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->aggregator_name.empty());
   std::string bad = host_config::WorkerConfigToJson((*workers)[0]);
   bad.replace(bad.find("\"slots\": 256"), 12, "\"slots\": -1");
   EXPECT_THAT(host_config::ParseWorkerConfigJson(bad).status().message(), HasSubstr("slots"));
