@@ -59,8 +59,7 @@ std::string Describe(const std::vector<OpKey>& ops) {
   std::string out = absl::StrFormat("%d operation%s", ops.size(), ops.size() == 1 ? "" : "s");
   for (size_t i = 0; i < ops.size() && i < 4; ++i) {
     absl::StrAppendFormat(&out, "%s count %d %s %s", i == 0 ? ":" : ";", ops[i].count,
-                          TypeName(static_cast<ncclDataType_t>(ops[i].type)),
-                          OpName(static_cast<ncclRedOp_t>(ops[i].op)));
+                          TypeName(ops[i].type), OpName(ops[i].op));
   }
   if (ops.size() > 4) out += "; ...";
   return out;

@@ -43,7 +43,7 @@ bool TypeOf(ncclDataType_t t, grid::DataType* out) {
   }
 }
 
-std::string TypeName(ncclDataType_t t) {
+std::string TypeName(int t) {
   // The first name of each value (ncclInt8 over ncclChar, ncclFloat32 over ncclFloat).
   switch (t) {
     case ncclInt8:
@@ -67,11 +67,11 @@ std::string TypeName(ncclDataType_t t) {
     case ncclBfloat16:
       return "ncclBfloat16";
     default:
-      return absl::StrFormat("datatype %d", static_cast<int>(t));
+      return absl::StrFormat("datatype %d", t);
   }
 }
 
-std::string OpName(ncclRedOp_t op) {
+std::string OpName(int op) {
   switch (op) {
     case ncclSum:
       return "ncclSum";
@@ -84,7 +84,7 @@ std::string OpName(ncclRedOp_t op) {
     case ncclAvg:
       return "ncclAvg";
     default:
-      return absl::StrFormat("op %d", static_cast<int>(op));
+      return absl::StrFormat("op %d", op);
   }
 }
 

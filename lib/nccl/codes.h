@@ -15,9 +15,10 @@ ncclResult_t FromStatus(const absl::Status& s);
 // False for a type GRID does not aggregate.
 bool TypeOf(ncclDataType_t t, grid::DataType* out);
 // NCCL's names, for messages ("ncclFloat64", "ncclMax"); a value NCCL does
-// not define is named by its number.
-std::string TypeName(ncclDataType_t t);
-std::string OpName(ncclRedOp_t op);
+// not define is named by its number. They take int: a value outside the
+// enum is what they must name, and loading it as the enum is undefined.
+std::string TypeName(int type);
+std::string OpName(int op);
 
 }  // namespace grid::nccl
 

@@ -61,7 +61,7 @@ TEST(Agreement, OneRefusingRankIsNamedAndSeveralAreCounted) {
 TEST(Agreement, MessagesNameTypesAndOps) {
   const std::string d = Describe({{8, ncclFloat64, ncclMax}, {3, ncclBfloat16, ncclAvg}});
   EXPECT_THAT(d, HasSubstr("2 operations: count 8 ncclFloat64 ncclMax; count 3 ncclBfloat16 ncclAvg"));
-  EXPECT_THAT(Describe({{1, static_cast<ncclDataType_t>(42), static_cast<ncclRedOp_t>(9)}}),
+  EXPECT_THAT(Describe({{1, 42, 9}}),
               HasSubstr("datatype 42 op 9"));
 }
 
