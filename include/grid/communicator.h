@@ -65,9 +65,9 @@ class Communicator {
  public:
   // A rank of a job whose plan is already known: `config` says where its
   // chunks go (control::BuildWorkerConfigs), `transport` carries them.
-  static absl::StatusOr<std::unique_ptr<Communicator>> Create(const host_config::WorkerConfig& config,
-                                                              std::unique_ptr<Transport> transport,
-                                                              CommunicatorOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Communicator>> Create(
+      const host_config::WorkerConfig& config, std::unique_ptr<Transport> transport,
+      CommunicatorOptions options = {});
   // The same with one transport per progress thread (engine.threads of
   // them; 0 there means as many as given): transport k must deliver the
   // frames of slots k mod threads (those of other slots are dropped as

@@ -245,8 +245,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(CommunicatorO
   }
   auto store = api::OpenBootstrapStore(b);
   if (!store.ok()) return store.status();
-  store::KeyWait wait = Waiting(b, absl::StrFormat("grid/worker/%d", b.rank),
-                                "its config from the job's controller");
+  store::KeyWait wait =
+      Waiting(b, absl::StrFormat("grid/worker/%d", b.rank), "its config from the job's controller");
   // A rank the published job does not have waits for nothing: say so now.
   wait.give_up = [&b, s = store->get()]() -> absl::Status {
     if (b.rank == 0) return absl::OkStatus();

@@ -278,13 +278,20 @@ void ProgressLoop::TellHealth() {
 }
 
 void ProgressLoop::PublishedStats::Store(const CommunicatorStats& s) {
-  const uint64_t counts[kCounts] = {s.operations,         s.packets_sent,
-                                    s.packets_received,   s.bytes_sent,
-                                    s.bytes_received,     s.retransmissions,
-                                    s.early_retransmissions, s.timeouts,
-                                    s.congestion_signals, s.collisions,
-                                    s.duplicate_results,  s.malformed,
-                                    s.foreign,            s.fused_operations};
+  const uint64_t counts[kCounts] = {s.operations,
+                                    s.packets_sent,
+                                    s.packets_received,
+                                    s.bytes_sent,
+                                    s.bytes_received,
+                                    s.retransmissions,
+                                    s.early_retransmissions,
+                                    s.timeouts,
+                                    s.congestion_signals,
+                                    s.collisions,
+                                    s.duplicate_results,
+                                    s.malformed,
+                                    s.foreign,
+                                    s.fused_operations};
   for (int i = 0; i < kCounts; ++i) counts_[i].store(counts[i], std::memory_order_relaxed);
   operation_ns_.store(absl::ToInt64Nanoseconds(s.operation_time), std::memory_order_relaxed);
   min_rtt_ns_.store(absl::ToInt64Nanoseconds(s.min_rtt), std::memory_order_relaxed);

@@ -50,8 +50,9 @@ class ProgressLoop {
   // One thread and engine per transport in `lanes` (at least one; lane k
   // receives the results of slots k mod lanes.size()). `health` (optional)
   // outlives the loop; it hears what was submitted and explains timeouts.
-  ProgressLoop(const host_config::WorkerConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
-               const EngineOptions& options, Health* health);
+  ProgressLoop(const host_config::WorkerConfig& config,
+               std::vector<std::unique_ptr<Transport>> lanes, const EngineOptions& options,
+               Health* health);
   ~ProgressLoop();  // Shutdown(10 s)
   ProgressLoop(const ProgressLoop&) = delete;
   ProgressLoop& operator=(const ProgressLoop&) = delete;

@@ -64,9 +64,8 @@ absl::Status ValidateJobParams(const host_config::JobParams& job) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(const topology::Topology& topo,
-                                                             const planner::Plan& plan,
-                                                             const host_config::JobParams& job) {
+absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(
+    const topology::Topology& topo, const planner::Plan& plan, const host_config::JobParams& job) {
   if (absl::Status s = CheckJob(topo, plan, job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
   const auto aggregators = planner::Aggregators(plan);
@@ -111,7 +110,8 @@ absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(const 
 }
 
 absl::StatusOr<host_config::RootConfig> BuildRootConfig(const topology::Topology& topo,
-                                           const planner::Plan& plan, const host_config::JobParams& job) {
+                                                        const planner::Plan& plan,
+                                                        const host_config::JobParams& job) {
   if (absl::Status s = CheckJob(topo, plan, job); !s.ok()) return s;
   const planner::PathLabels labels = planner::LabelPaths(plan);
   host_config::RootConfig root;

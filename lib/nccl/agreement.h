@@ -28,9 +28,9 @@ std::vector<int32_t> AgreementCheck(const std::vector<OpKey>& ops, bool refused,
 
 // What the sum of every rank's AgreementCheck says.
 struct Verdict {
-  int refused = 0;          // how many ranks refused the call
-  int refusing_rank = -1;   // which one, when exactly one did
-  bool same_ops = false;    // every rank queued the same operations
+  int refused = 0;         // how many ranks refused the call
+  int refusing_rank = -1;  // which one, when exactly one did
+  bool same_ops = false;   // every rank queued the same operations
 };
 Verdict ReadAgreement(const std::vector<int32_t>& sums, int nranks);
 

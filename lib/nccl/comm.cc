@@ -55,7 +55,8 @@ bool IsLive(const ncclComm* comm) {
 }
 
 ncclResult_t NotLive(const ncclComm* comm, const char* call) {
-  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, std::string(call) + ": comm is null");
+  if (comm == nullptr)
+    return Fail(nullptr, ncclInvalidArgument, std::string(call) + ": comm is null");
   return Fail(nullptr, ncclInvalidArgument,
               std::string(call) +
                   ": comm is not a live communicator (destroyed already, or not made by "

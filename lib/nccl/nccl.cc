@@ -79,9 +79,9 @@ ncclResult_t RunOn(ncclComm* comm, const std::vector<const Pending*>& ops) {
     const grid::nccl::Verdict verdict = grid::nccl::ReadAgreement(check, comm->nranks);
     if (!refusal.empty()) return Fail(comm, ncclInvalidArgument, refusal);
     if (verdict.refused > 0) {
-      const std::string who =
-          verdict.refused == 1 ? absl::StrFormat("rank %d", verdict.refusing_rank)
-                               : absl::StrFormat("%d ranks", verdict.refused);
+      const std::string who = verdict.refused == 1
+                                  ? absl::StrFormat("rank %d", verdict.refusing_rank)
+                                  : absl::StrFormat("%d ranks", verdict.refused);
       return Fail(comm, ncclInvalidArgument,
                   absl::StrFormat("rank %d: ncclAllReduce: %s refused this call for its "
                                   "arguments (its own error says why); nothing was summed, and "

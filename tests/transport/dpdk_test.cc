@@ -158,17 +158,6 @@ TEST(DpdkTransport, LanesOwnTheirQueuePairsAndPassOnOthersFrames) {
   std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
 }
 
-}  // namespace
-}  // namespace grid
-
-namespace grid {
-namespace {
-
-using ::testing::HasSubstr;
-using testing::Drain;
-using testing::Frame;
-using testing::FreePortPair;
-
 // DPDK's af_packet driver on one end of a veth pair, a kernel packet socket
 // on the other: frames cross both ways. Skips where veth pairs cannot be
 // made (no iproute2, no CAP_NET_ADMIN).
