@@ -46,7 +46,9 @@ fabric_start() {
   for s in $(ls "$work/store/grid/switch"); do
     local ports=()
     [ -f "$work/store/grid/switch-ports/$s" ] && mapfile -t ports < "$work/store/grid/switch-ports/$s"
-    "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" ${FABRIC_SWITCH_FLAGS:-} \
+    # From the store, as docs/worker.md runs it: the switch then writes its
+    # status there, and a rank names it when it dies (lib/node/status.h).
+    "$tools/grid-switch" "${ports[@]}" --store="file:$work/store" --name="$s" ${FABRIC_SWITCH_FLAGS:-} \
       > "$work/switch-$s.log" 2>&1 &
     fabric_pids+=($!)
   done

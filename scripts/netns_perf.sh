@@ -104,7 +104,7 @@ start_switch() {
   # Not through netns_run: $! must be grid-switch's pid (ip netns exec
   # execs it), not a subshell's, for cleanup to stop it.
   [ "$ns" = - ] || in_ns=(ip netns exec "$ns")
-  "${in_ns[@]}" "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/$s" \
+  "${in_ns[@]}" "$tools/grid-switch" "${ports[@]}" --store="file:$work/store" --name="$s" \
     > "$work/switch-$s.log" 2>&1 &
   local pid=$!
   sleep 1

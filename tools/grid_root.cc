@@ -10,9 +10,10 @@
 
 #include "absl/strings/str_format.h"
 #include "grid/control.h"
+#include "grid/options.h"
 #include "grid/store.h"
 #include "grid/transport.h"
-#include "grid/options.h"
+#include "node/status.h"
 #include "root/lanes.h"
 #include "store/wait.h"
 #include "tools/flags.h"
@@ -65,7 +66,7 @@ grid::store::KeyWait RootWait(std::string key, std::string what, absl::Duration 
 // Where the root's config comes from: the store's grid/root, or --config.
 // Read at start and again on SIGHUP.
 absl::StatusOr<grid::host_config::RootConfig> ReadConfig(const grid::tools::Flags& flags,
-                                                     grid::Store* store, absl::Duration wait) {
+                                                         grid::Store* store, absl::Duration wait) {
   std::string text;
   if (store != nullptr) {
     auto t = grid::store::AwaitKey(*store, RootWait("grid/root", "its config", wait));
@@ -89,6 +90,21 @@ void Reload(const grid::tools::Flags& flags, grid::Store* store, grid::root::Roo
   std::fprintf(stderr, "grid-root: reload%s: %s\n",
                config.ok() ? absl::StrFormat(" (job %d)", config->job_id).c_str() : "",
                s.ToString().c_str());
+}
+
+// From a store, the root tells the job's ranks it is alive and what it
+// drops against their job (lib/node/status.h), on a connection of its own,
+// under its topology name. Null without --store.
+std::unique_ptr<grid::node::NodeReporter> StartReporter(const grid::tools::Flags& flags,
+                                                        const grid::host_config::RootConfig& config,
+                                                        grid::root::RootLanes* lanes) {
+  const std::optional<std::string> spec = flags.Get("store");
+  if (!spec) return nullptr;
+  auto own = grid::OpenStore(*spec);
+  if (!own.ok()) flags.Exit(own.status());
+  return std::make_unique<grid::node::NodeReporter>(
+      *std::move(own), config.name.empty() ? "root" : config.name, grid::node::NodeKind::kRoot,
+      [lanes] { return lanes->DropsByJob(); });
 }
 
 }  // namespace
@@ -125,6 +141,7 @@ int main(int argc, char** argv) {
   if (!root.ok()) flags.Exit(root.status());
   std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
                config->contributors.size(), (*root)->Describe().c_str());
+  std::unique_ptr<node::NodeReporter> reporter = StartReporter(flags, *config, root->get());
   // The lanes run on their own threads; this one waits for a signal.
   while (!g_stop) {
     absl::SleepFor(absl::Milliseconds(20));
@@ -137,6 +154,7 @@ int main(int argc, char** argv) {
       Reload(flags, store.get(), **root);
     }
   }
+  if (reporter) reporter->Stop();
   (*root)->Stop();
   std::printf("%s\n", StatsJson((*root)->stats()).c_str());
   return 0;

@@ -35,7 +35,6 @@ struct Lane {
   std::unique_ptr<Runtime> runtime;
   uint16_t tx_queue = 0;
   const transport::MemifBells* bells = nullptr;  // the single-lcore switch's peers
-
   size_t Flush() {
     return runtime->Flush(SteadyNs(), [&](uint16_t port, absl::Span<rte_mbuf*> frames) -> size_t {
       for (rte_mbuf* m : frames) util::TsanRelease(m);  // the PMD frees them
@@ -123,9 +122,9 @@ void Init(int argc, char** argv, Switch& sw) {
 // The mbuf pool, the ports, and the lanes with their share of each rate.
 void StartPorts(Switch& sw) {
   constexpr unsigned kMbufsPerLane = 8191;
-  sw.pool = rte_pktmbuf_pool_create("grid_switch", kMbufsPerLane * sw.lanes, 256, 0,
-                                    transport::GridMbufDataRoom(),
-                                    static_cast<int>(rte_socket_id()));
+  sw.pool =
+      rte_pktmbuf_pool_create("grid_switch", kMbufsPerLane * sw.lanes, 256, 0,
+                              transport::GridMbufDataRoom(), static_cast<int>(rte_socket_id()));
   if (sw.pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno), 1);
   const std::vector<sw::PortShaping> shaping = PortShapings(sw.flags, sw.ports, sw.lanes);
   // A transmit and a receive queue per lane on every port (the main lcore
@@ -151,8 +150,8 @@ void StartPorts(Switch& sw) {
   // A client port toward a switch above: that switch may have its socket
   // but not yet a started port. Our own clients (hosts, switches below)
   // connect to our started ports by themselves.
-  if (absl::Status s = transport::AwaitMemifClientLinks(static_cast<int>(args.size()),
-                                                        args.data(), ports, absl::Seconds(60));
+  if (absl::Status s = transport::AwaitMemifClientLinks(static_cast<int>(args.size()), args.data(),
+                                                        ports, absl::Seconds(60));
       !s.ok()) {
     Fail(std::string(s.message()), 1);
   }
@@ -219,12 +218,9 @@ size_t ReceiveAll(Switch& sw) {
           continue;
         }
         util::TsanRelease(rx[i]);
-        if (rte_ring_enqueue(
-                sw.cores[sw::OwnerLane({rte_pktmbuf_mtod(rx[i], const uint8_t*),
-                                         rte_pktmbuf_data_len(rx[i])},
-                                        sw.lanes)]
-                    ->ring,
-                rx[i]) != 0) {
+        const auto lane = sw::OwnerLane(
+            {rte_pktmbuf_mtod(rx[i], const uint8_t*), rte_pktmbuf_data_len(rx[i])}, sw.lanes);
+        if (rte_ring_enqueue(sw.cores[lane]->ring, rx[i]) != 0) {
           FreeMbuf(rx[i]);  // the lane core is overrun: a queue drop
         }
       }
@@ -284,7 +280,11 @@ int RunDpdkSwitch(int argc, char** argv) {
   InstallSignals();
   std::fprintf(stderr, "grid-switch: %s, %u ports, %u lane(s), running\n", sw.config.name.c_str(),
                sw.ports, sw.lanes);
+  std::vector<const sw::Pipeline*> pipelines;  // live until the process exits
+  for (const Lane& l : sw.lane) pipelines.push_back(&l.runtime->pipeline());
+  const auto reporter = StartReporter(sw.flags, pipelines);
   MainLoop(sw);
+  if (reporter) reporter->Stop();
   rte_eal_mp_wait_lcore();
   Report(sw);
   // Exit without closing the ports: DPDK 22.11's memif driver can fault in

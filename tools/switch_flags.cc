@@ -109,7 +109,8 @@ const char kSwitchUsage[] =
     "grid-controller also publishes each switch's port arguments (grid/switch-ports/SWITCH).\n"
     "--capacity-gbps overrides the tables' aggregation capacity C_s, --rate-scale scales it\n"
     "(an emulation's factor; --impair rates are taken as given), --idle-us is the nap of an\n"
-    "idle poll loop without a doorbell (0: busy polling). Signals: SIGUSR1 prints the counters (JSON,\n"
+    "idle poll loop without a doorbell (0: busy polling). Signals: SIGUSR1 prints the counters "
+    "(JSON,\n"
     "stderr), SIGHUP reloads the tables, SIGINT/SIGTERM stop and print the final counters.\n"
     "docs/switch.md has the rest.\n";
 
@@ -123,7 +124,8 @@ bool WantsSwitchUsage(int argc, char** argv) {
 
 SwitchFlags ParseSwitchFlags(int argc, char** argv) {
   SwitchFlags f;
-  std::string store, name;
+  std::string& store = f.store;
+  std::string& name = f.name;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (auto v = Value(arg, "--config")) {
@@ -167,6 +169,20 @@ sw::SwitchConfig LoadConfig(const SwitchFlags& flags, unsigned shares) {
   if (!config.ok()) Fail(flags.config_path + ": " + std::string(config.status().message()));
   if (absl::Status s = sw::ValidateConfig(*config); !s.ok()) Fail(std::string(s.message()));
   return *std::move(config);
+}
+
+std::unique_ptr<node::NodeReporter> StartReporter(const SwitchFlags& flags,
+                                                  std::vector<const sw::Pipeline*> pipelines) {
+  if (flags.store.empty()) return nullptr;
+  // A connection of its own: the reporter writes from its own thread.
+  auto store = OpenStore(flags.store);
+  if (!store.ok()) Fail("--store=" + flags.store + ": " + std::string(store.status().message()), 1);
+  return std::make_unique<node::NodeReporter>(
+      *std::move(store), flags.name, node::NodeKind::kSwitch, [pipelines = std::move(pipelines)] {
+        std::vector<std::vector<node::JobDrops>> parts;
+        for (const sw::Pipeline* p : pipelines) parts.push_back(p->job_drops().Snapshot());
+        return node::MergeDrops(parts);
+      });
 }
 
 void Reload(sw::Pipeline& pipeline, const SwitchFlags& flags, unsigned shares) {

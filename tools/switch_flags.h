@@ -6,12 +6,14 @@
 #define GRID_TOOLS_SWITCH_FLAGS_H_
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "grid/switch.h"
+#include "node/status.h"
 #include "switch/runtime.h"
 
 namespace grid::tools {
@@ -21,11 +23,12 @@ namespace grid::tools {
 
 struct SwitchFlags {
   std::string config_path;    // a file, or "store:SPEC#NAME"
+  std::string store, name;    // --store and --name: the store mode
   double capacity_gbps = -1;  // C_s instead of the table's; -1: the table's
   double rate_scale = 1;      // an emulation's scale: C_s times this
   int idle_us = 50;
   std::vector<std::pair<uint16_t, sw::PortShaping>> impairments;  // --impair, by port
-  std::vector<std::string> udp_ports;                              // BIND@PEER, in port order
+  std::vector<std::string> udp_ports;                             // BIND@PEER, in port order
 };
 
 // grid-switch --help (before the EAL, which would print only its own).
@@ -37,9 +40,17 @@ SwitchFlags ParseSwitchFlags(int argc, char** argv);
 // The tables from the flags' source, with the aggregation capacity of one
 // of `shares` lanes (sw::CapacityShare). Fails the process on error.
 sw::SwitchConfig LoadConfig(const SwitchFlags& flags, unsigned shares);
+// From a store, the switch tells the job's ranks it is alive and what it
+// drops against their job (lib/node/status.h): the reporter writes
+// grid/node/NAME, with the drops of every pipeline (lane) summed, until it
+// is stopped. Null with --config. The pipelines must outlive it; their
+// ledgers are read from the reporter's thread, which they allow.
+std::unique_ptr<node::NodeReporter> StartReporter(const SwitchFlags& flags,
+                                                  std::vector<const sw::Pipeline*> pipelines);
 // SIGHUP: the tables again, into a running pipeline; says how it went.
 void Reload(sw::Pipeline& pipeline, const SwitchFlags& flags, unsigned shares);
-// Every port's shaping, each rate split over `shares` lanes. Fails the process on a port the switch does not have.
+// Every port's shaping, each rate split over `shares` lanes. Fails the process on a port the switch
+// does not have.
 std::vector<sw::PortShaping> PortShapings(const SwitchFlags& flags, uint16_t ports,
                                           unsigned shares);
 

@@ -51,9 +51,9 @@ class UdpSwitch {
     // hand: the pool never runs out before a queue does.
     pool_ = std::make_unique<sw::FramePool>(config.num_ports * (RuntimeTunables::kQueueFrames + 2) +
                                             RuntimeTunables::kBurst);
-    runtime_ = std::make_unique<Runtime>(*std::move(pipeline),
-                                         PortShapings(flags_, config.num_ports, 1),
-                                         0x5eed ^ config.node_id, sw::PoolOps{pool_.get()});
+    runtime_ =
+        std::make_unique<Runtime>(*std::move(pipeline), PortShapings(flags_, config.num_ports, 1),
+                                  0x5eed ^ config.node_id, sw::PoolOps{pool_.get()});
     for (const std::string& spec : flags_.udp_ports) links_.push_back(OpenLink(spec));
     for (const auto& link : links_) fds_.push_back({link->PollFd(), POLLIN, 0});
     more_.assign(links_.size(), false);
@@ -86,15 +86,16 @@ class UdpSwitch {
     }
   }
 
+  const sw::Pipeline& pipeline() const { return runtime_->pipeline(); }
+
   // The final counters on stdout, as one JSON line.
   void Report() const {
     uint64_t foreign = 0;  // from anyone but a link's other end
     for (const auto& link : links_) foreign += link->foreign_frames();
-    std::printf("%s\n",
-                sw::RuntimeReportJson(name(), 1, runtime_->drops(),
-                                      runtime_->pipeline().config().capacity_gbps,
-                                      runtime_->pipeline().counters(), foreign)
-                    .c_str());
+    std::printf("%s\n", sw::RuntimeReportJson(name(), 1, runtime_->drops(),
+                                              runtime_->pipeline().config().capacity_gbps,
+                                              runtime_->pipeline().counters(), foreign)
+                            .c_str());
   }
 
  private:
@@ -144,7 +145,9 @@ int RunUdpSwitch(int argc, char** argv) {
   const SwitchFlags flags = ParseSwitchFlags(argc, argv);
   UdpSwitch sw(flags);
   InstallSignals();
+  const auto reporter = StartReporter(flags, {&sw.pipeline()});
   sw.Run();
+  if (reporter) reporter->Stop();
   sw.Report();
   return 0;
 }

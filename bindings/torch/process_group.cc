@@ -155,7 +155,15 @@ ProcessGroupGrid::ProcessGroupGrid(const c10::intrusive_ptr<c10d::Store>& store,
   TORCH_CHECK(fallback_, Prefix(rank), "no fallback process group");
   auto options = GridOptions(store, rank, size);
   if (!options.ok()) throw std::runtime_error(Prefix(rank) + options.status().ToString());
-  options->engine.timeout = absl::FromChrono(timeout);
+  // GRID_TIMEOUT_MS, where set, is GRID's timeout for every operation, the
+  // fence included (OptionsFromEnvironment read it): a person sets it to
+  // shorten GRID's waits below torch's (30 min by default), which also bound
+  // the Gloo fallback's collectives. Otherwise torch's timeout is GRID's.
+  if (std::getenv("GRID_TIMEOUT_MS") != nullptr) {
+    env_timeout_ = options->engine.timeout;
+  } else {
+    options->engine.timeout = absl::FromChrono(timeout);
+  }
   auto comm = Communicator::Create(*std::move(options));
   if (!comm.ok()) throw std::runtime_error(Prefix(rank) + comm.status().ToString());
   comm_ = *std::move(comm);
@@ -218,7 +226,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGrid::AllReduceOnGrid(
   // the same operations, so a call either goes whole or not at all.
   auto pending = std::make_unique<Pending>();
   pending->what = what;
-  pending->timeout = absl::FromChrono(timeout == c10d::kUnsetTimeout ? timeout_ : timeout);
+  pending->timeout = env_timeout_.has_value()
+                         ? *env_timeout_
+                         : absl::FromChrono(timeout == c10d::kUnsetTimeout ? timeout_ : timeout);
   std::vector<std::pair<at::Tensor, DataType>> reduced;  // contiguous, on the host
   for (size_t i = 0; i < tensors.size(); ++i) {
     const at::Tensor& t = tensors[i];

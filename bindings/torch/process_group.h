@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -105,6 +106,8 @@ class ProcessGroupGrid final : public c10d::ProcessGroup {
   void WaitLoop();
 
   std::chrono::milliseconds timeout_;
+  // GRID_TIMEOUT_MS, which wins over torch's timeouts where set.
+  std::optional<absl::Duration> env_timeout_;
   c10::intrusive_ptr<c10d::ProcessGroup> fallback_;
   std::unique_ptr<Communicator> comm_;
 

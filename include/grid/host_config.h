@@ -55,6 +55,10 @@ struct WorkerConfig {
   // errors; optional in the JSON (empty: errors give node ids).
   std::string aggregator_name;
   std::string root_name;
+  // The nodes the job's chunks pass (the switches on its paths, then the
+  // root), by name: the rank watches their status in the store
+  // (docs/worker.md, "What nodes tell the ranks"). Optional in the JSON.
+  std::vector<std::string> nodes;
 };
 
 // What the root needs to complete chunks: its contributors (one bit each)
@@ -88,6 +92,9 @@ struct RootConfig {
   uint16_t elements = 0;
   uint32_t ip = 0;
   wire::MacAddress mac{};
+  // The topology's name of the root's host: the key of its status in the
+  // store (grid/node/NAME). Optional in the JSON.
+  std::string name;
   std::vector<Contributor> contributors;  // index = contributor bit
 };
 

@@ -23,6 +23,10 @@
 
 GRID_API_BEGIN
 
+namespace grid::node {
+class DropLedger;
+}  // namespace grid::node
+
 namespace grid::sw {
 
 // ---- Table entries (docs/switch.md, "grid-switch/1" JSON) -------------------
@@ -249,6 +253,10 @@ class Pipeline {
   const SwitchConfig& config() const { return config_; }
   const Counters& counters() const { return counters_; }
   void ResetCounters();
+  // The drops counted against each (job, token) for the job's ranks
+  // (lib/node/drop_ledger.h): readable from any thread. It outlives Reload
+  // and ResetCounters, as its readers keep their own baselines.
+  const node::DropLedger& job_drops() const { return *job_drops_; }
 
   // Replaces the tables. Slot state of jobs that keep their pool is kept.
   absl::Status Reload(SwitchConfig config);
@@ -285,6 +293,10 @@ class Pipeline {
   bool SpendCredit(double bits);
   void Emit(uint16_t port, bool is_input, uint32_t offset, uint32_t length, Output* out);
   void DropPacket(int reason) { ++counters_.drops[reason]; }
+  // DropPacket, and in the job's ledger where its ranks hear of the reason
+  // (node::JobDrop: unknown_job, bad_token, not_member, bad_source,
+  // bad_ingress, stale), under the job and token the frame claims.
+  void DropForJob(const wire::Header& h, Drop reason);
   bool Congested(uint16_t port) const;
 
   SwitchConfig config_;
@@ -293,6 +305,7 @@ class Pipeline {
   // Proxies' slot memory, by (job, owner).
   std::map<std::pair<uint16_t, uint16_t>, std::unique_ptr<JobState>> proxy_state_;
   std::vector<uint32_t> queue_depth_;
+  std::unique_ptr<node::DropLedger> job_drops_;
   double credit_bits_ = 0;
   double credit_cap_bits_ = kCapacityBurstBits;
 };

@@ -68,6 +68,7 @@ class Communicator::Impl {
 
   const host_config::WorkerConfig& config() const { return progress_.config(); }
   api::ProgressLoop& progress() { return progress_; }
+  api::Health* health() { return health_.get(); }  // null without a store
 
  private:
   std::unique_ptr<StoreServer> server_;  // rank 0 serving the TCP store
@@ -329,8 +330,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> Assemble(
     if (!reader.ok()) return reader.status();
     auto writer = api::OpenBootstrapStore(options.bootstrap);
     if (!writer.ok()) return writer.status();
-    health = std::make_unique<api::Health>(config.rank, config.world, *std::move(reader),
-                                           *std::move(writer), options.engine.timeout);
+    health = std::make_unique<api::Health>(
+        config.rank, config.world, *std::move(reader), *std::move(writer), options.engine.timeout,
+        api::WatchedNodes{config.job_id, config.token, config.nodes});
   }
   using Access = internal::CommunicatorAccess;
   return Access::Make(std::make_unique<Access::Impl>(config, std::move(lanes), options.engine,
@@ -370,7 +372,7 @@ absl::Status Communicator::Shutdown(absl::Duration timeout) { return impl_->Shut
 absl::Status Communicator::Fence() {
   auto nonce = api::FenceNonce();
   if (!nonce.ok()) return nonce.status();
-  return api::RunFence(*this, impl_->config(), *nonce);
+  return api::RunFence(*this, impl_->config(), *nonce, impl_->health());
 }
 
 int Communicator::rank() const { return impl_->config().rank; }

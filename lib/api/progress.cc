@@ -377,7 +377,17 @@ void ProgressLoop::Run(LaneState& lane) {
       PublishStats(lane, fused);
       return;
     }
-    if (health_ != nullptr && !engine.Idle()) health_->Watch(now);
+    if (health_ != nullptr && !engine.Idle()) {
+      health_->Watch(now);
+      // A switch or the root the job needs died or refuses the job's
+      // frames: no operation can complete, so none waits for its timeout.
+      if (health_->faulted() && !lane.told) {
+        lane.told = true;
+        const absl::Status f = health_->fault();
+        Abort(absl::Status(f.code(), absl::StrFormat("rank %d job %d: %s", config_.rank,
+                                                     config_.job_id, f.message())));
+      }
+    }
     const bool any = engine.Poll(now);
     if (!engine.failed().ok() && !lane.told) {
       // The stream is out of step with the other ranks: every lane stops.
@@ -392,6 +402,12 @@ void ProgressLoop::Run(LaneState& lane) {
     }
     PublishStats(lane, fused);
     if (any) lane.last_work = now;
+    if (health_ != nullptr && engine.results() != lane.results) {
+      // The job's own results, not a stranger's frames: what tells the
+      // health thread that drops it reads are not the job's (Health::Judge).
+      lane.results = engine.results();
+      health_->Answered(now);
+    }
     // busy_poll 0 never polls, even if the wall clock steps back.
     const bool polling =
         options_.busy_poll > absl::ZeroDuration() && now - lane.last_work < options_.busy_poll;

@@ -93,7 +93,8 @@ class ProgressLoop {
     absl::Status abort;                                    // under mu_
     bool told = false;  // its thread only: its engine's failure was passed on
     absl::Time last_work = absl::InfinitePast();  // its thread only: for busy_poll
-    size_t left_running = 0;                      // set by its thread as it ends
+    uint64_t results = 0;     // its thread only: engine->results() as Health last heard
+    size_t left_running = 0;  // set by its thread as it ends
     PublishedStats stats;
     std::thread thread;
   };

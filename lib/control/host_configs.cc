@@ -74,6 +74,17 @@ absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(
   for (const planner::Aggregator& a : aggregators) {
     members[a.node] = static_cast<uint16_t>(a.members.size());
   }
+  // The switches the job's chunks pass, in path order, then the root.
+  std::vector<std::string> nodes;
+  for (const topology::Path& path : labels.paths) {
+    for (NodeId n : path.nodes) {
+      const std::string& name = topo.node(n).name;
+      if (topo.node(n).is_switch() && std::find(nodes.begin(), nodes.end(), name) == nodes.end()) {
+        nodes.push_back(name);
+      }
+    }
+  }
+  nodes.push_back(topo.node(plan.job.root).name);
   std::vector<host_config::WorkerConfig> out;
   for (size_t r = 0; r < plan.workers.size(); ++r) {
     const planner::WorkerRoute& route = plan.workers[r];
@@ -104,6 +115,7 @@ absl::StatusOr<std::vector<host_config::WorkerConfig>> BuildWorkerConfigs(
     w.next_hop_mac = NodeMac(route.up.nodes[1]);
     w.aggregator_name = topo.node(route.aggregator).name;
     w.root_name = topo.node(plan.job.root).name;
+    w.nodes = nodes;
     out.push_back(w);
   }
   return out;
@@ -123,6 +135,7 @@ absl::StatusOr<host_config::RootConfig> BuildRootConfig(const topology::Topology
   root.elements = job.elements;
   root.ip = NodeIp(root.node);
   root.mac = NodeMac(root.node);
+  root.name = topo.node(root.node).name;
   // Every labelled path has at least two nodes (ValidatePlan).
   auto first_hop = [&](uint16_t label) {
     const topology::Path& path = labels.paths[label - 1];

@@ -72,6 +72,19 @@ class Reader {
   void OptionalString(const char* key, std::string* out) {
     if (status_.ok() && doc_.contains(key)) String(key, out);
   }
+  // A list of strings that may be absent (then `out` is left alone).
+  void OptionalStrings(const char* key, std::vector<std::string>* out) {
+    if (!status_.ok() || !doc_.contains(key)) return;
+    const auto& list = doc_[key];
+    bool ok = list.is_array();
+    for (size_t i = 0; ok && i < list.size(); ++i) ok = list[i].is_string();
+    if (!ok) {
+      status_ = Error(what_, prefix_ + key, "must be a list of strings");
+      return;
+    }
+    out->clear();
+    for (const auto& e : list) out->push_back(e.get<std::string>());
+  }
   void Fail(const std::string& key, const std::string& why) {
     if (status_.ok()) status_ = Error(what_, prefix_ + key, why);
   }
@@ -127,6 +140,7 @@ std::string WorkerConfigToJson(const WorkerConfig& c) {
   doc["next_hop_mac"] = wire::MacToString(c.next_hop_mac);
   if (!c.aggregator_name.empty()) doc["aggregator_name"] = c.aggregator_name;
   if (!c.root_name.empty()) doc["root_name"] = c.root_name;
+  if (!c.nodes.empty()) doc["nodes"] = c.nodes;
   return doc.dump(2) + "\n";
 }
 
@@ -154,6 +168,7 @@ absl::StatusOr<WorkerConfig> ParseWorkerConfigJson(std::string_view text) {
   r.Mac("next_hop_mac", &c.next_hop_mac);
   r.OptionalString("aggregator_name", &c.aggregator_name);
   r.OptionalString("root_name", &c.root_name);
+  r.OptionalStrings("nodes", &c.nodes);
   if (!r.status().ok()) return r.status();
   if (c.world == 0 || c.rank >= c.world) r.Fail("rank", "must be below world");
   if (c.slots == 0) r.Fail("slots", "must be at least 1");
@@ -175,6 +190,7 @@ std::string RootConfigToJson(const RootConfig& c) {
   doc["elements"] = c.elements;
   doc["ip"] = wire::IpToString(c.ip);
   doc["mac"] = wire::MacToString(c.mac);
+  if (!c.name.empty()) doc["name"] = c.name;
   Json list = Json::array();
   for (const RootConfig::Contributor& k : c.contributors) {
     Json e;
@@ -249,6 +265,7 @@ absl::StatusOr<RootConfig> ParseRootConfigJson(std::string_view text) {
   r.Uint("elements", wire::kMaxElements, &c.elements);
   r.Ip("ip", &c.ip);
   r.Mac("mac", &c.mac);
+  r.OptionalString("name", &c.name);
   if (!r.status().ok()) return r.status();
   if (c.slots == 0) r.Fail("slots", "must be at least 1");
   if (c.elements == 0) r.Fail("elements", "must be at least 1");

@@ -18,10 +18,12 @@ uint32_t Bits(const host_config::RootConfig& config) {
 
 }  // namespace
 
-RootEngine::RootEngine(const host_config::RootConfig& config, Transport* transport, size_t batch)
+RootEngine::RootEngine(const host_config::RootConfig& config, Transport* transport, size_t batch,
+                       node::DropLedger* job_drops)
     : config_(config),
       transport_(transport),
       batch_(std::max<size_t>(1, batch)),
+      job_drops_(job_drops),
       words_((Bits(config) + 63) / 64),
       copies_(size_t{2} * config.slots),
       bitmaps_(size_t{2} * config.slots * words_),
@@ -121,6 +123,15 @@ bool RootEngine::Covered(const From& from, uint32_t copy_index) const {
   return false;
 }
 
+void RootEngine::CountOtherJob(const wire::Header& h) {
+  if (job_drops_ == nullptr || (h.job_id == config_.job_id && h.job_token == config_.token)) {
+    return;
+  }
+  job_drops_->Count(
+      h.job_id, h.job_token,
+      h.job_id != config_.job_id ? node::JobDrop::kUnknownJob : node::JobDrop::kBadToken);
+}
+
 void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
   ++stats_.packets_received;
   stats_.bytes_received += frame.size();
@@ -130,6 +141,7 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
     return;
   }
   const wire::Header& h = v.header;
+  CountOtherJob(h);
   const From from = Contributor(v);
   const int who = from.contributor;
   if (who < 0) {
@@ -168,6 +180,7 @@ void RootEngine::OnFrame(absl::Span<const uint8_t> frame) {
   switch (verdict) {
     case aggregation::Verdict::kStale:
       ++stats_.stale;
+      if (job_drops_ != nullptr) job_drops_->Count(h.job_id, h.job_token, node::JobDrop::kStale);
       return;
     case aggregation::Verdict::kOtherLength:
       ++stats_.rejected;

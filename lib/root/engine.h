@@ -14,6 +14,7 @@
 #include "grid/host_config.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
+#include "node/drop_ledger.h"
 
 namespace grid::root {
 
@@ -36,7 +37,10 @@ struct RootStats {
 
 class RootEngine {
  public:
-  RootEngine(const host_config::RootConfig& config, Transport* transport, size_t batch = 32);
+  // `job_drops` (optional, outlives the engine): where the drops its job's
+  // ranks hear of are counted (node/drop_ledger.h).
+  RootEngine(const host_config::RootConfig& config, Transport* transport, size_t batch = 32,
+             node::DropLedger* job_drops = nullptr);
 
   // Receives a batch and answers it. Returns whether anything arrived.
   bool Poll();
@@ -59,6 +63,9 @@ class RootEngine {
     bool proxied = false;  // the contributor's partial, from its proxy
   };
   From Contributor(const wire::FrameView& v) const;
+  // A frame under another job id or token: in the ledger, for that job's
+  // ranks (unknown_job, bad_token).
+  void CountOtherJob(const wire::Header& h);
   // Whether the chunk in copy `copy_index` already has `from`'s share in the
   // other form: the switch's partial when a member's passed DATA comes, or
   // any passed DATA when the partial comes.
@@ -68,6 +75,7 @@ class RootEngine {
   host_config::RootConfig config_;
   Transport* transport_;
   size_t batch_;
+  node::DropLedger* job_drops_;
   uint32_t words_;                            // bitmap words per copy
   std::vector<aggregation::Copy> copies_;     // 2 per slot
   std::vector<uint64_t> bitmaps_;             // words_ per copy

@@ -53,7 +53,8 @@ absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(
     }
     auto lane = std::make_unique<Lane>();
     lane->transport = std::move(t);
-    lane->engine = std::make_unique<RootEngine>(config, lane->transport.get());
+    lane->engine =
+        std::make_unique<RootEngine>(config, lane->transport.get(), 32, &lane->job_drops);
     r->lanes_.push_back(std::move(lane));
   }
   for (auto& lane : r->lanes_) {
@@ -65,9 +66,9 @@ absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(
 }
 
 absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(const host_config::RootConfig& config,
-                                                              std::unique_ptr<Transport> transport,
-                                                              uint32_t threads,
-                                                              absl::Duration idle_wait) {
+                                                            std::unique_ptr<Transport> transport,
+                                                            uint32_t threads,
+                                                            absl::Duration idle_wait) {
   // Checked before the transport is split (LanesOf consumes it).
   if (absl::Status s = CheckThreads(config, threads); !s.ok()) return s;
   auto lanes = transport::LanesOf(std::move(transport), threads);
@@ -111,7 +112,7 @@ void RootLanes::TakeReload(Lane& lane) {
     lane.generation = generation_.load();
   }
   lane.retired = lane.retired + lane.engine->stats();
-  lane.engine = std::make_unique<RootEngine>(*config, lane.transport.get());
+  lane.engine = std::make_unique<RootEngine>(*config, lane.transport.get(), 32, &lane.job_drops);
   std::lock_guard<std::mutex> lock(reload_mu_);
   ++lanes_reloaded_;
   reloaded_.notify_all();
@@ -129,6 +130,12 @@ void RootLanes::Run(Lane& lane, absl::Duration idle_wait) {
   }
   std::lock_guard<std::mutex> lock(stats_mu_);
   lane.published = lane.retired + lane.engine->stats();
+}
+
+std::vector<node::JobDrops> RootLanes::DropsByJob() const {
+  std::vector<std::vector<node::JobDrops>> parts;
+  for (const auto& lane : lanes_) parts.push_back(lane->job_drops.Snapshot());
+  return node::MergeDrops(parts);
 }
 
 RootStats RootLanes::stats() const {

@@ -31,9 +31,9 @@ class RootLanes {
       absl::Duration idle_wait);
   // The same on `threads` lanes of one transport (transport::LanesOf).
   static absl::StatusOr<std::unique_ptr<RootLanes>> Start(const host_config::RootConfig& config,
-                                                           std::unique_ptr<Transport> transport,
-                                                           uint32_t threads,
-                                                           absl::Duration idle_wait);
+                                                          std::unique_ptr<Transport> transport,
+                                                          uint32_t threads,
+                                                          absl::Duration idle_wait);
   ~RootLanes();  // Stop()
   RootLanes(const RootLanes&) = delete;
   RootLanes& operator=(const RootLanes&) = delete;
@@ -48,6 +48,9 @@ class RootLanes {
   // Every lane's counters, summed (as of each lane's last poll with work).
   RootStats stats() const;
   std::string Describe() const;  // the first lane's transport and the count
+  // Every lane's drops counted against each (job, token), summed: any
+  // thread.
+  std::vector<node::JobDrops> DropsByJob() const;
 
  private:
   struct Lane {
@@ -56,6 +59,9 @@ class RootLanes {
     uint64_t generation = 0;             // of the config its engine runs; its thread only
     RootStats retired;                   // its earlier engines' counters; its thread only
     RootStats published;                 // under stats_mu_
+    // Counted by its thread, read by any; it outlives the engines a reload
+    // replaces.
+    node::DropLedger job_drops;
     std::thread thread;
   };
   RootLanes() = default;
@@ -71,7 +77,7 @@ class RootLanes {
   std::mutex reload_mu_;
   std::condition_variable reloaded_;
   std::shared_ptr<const host_config::RootConfig> reload_;  // under reload_mu_
-  size_t lanes_reloaded_ = 0;                          // under reload_mu_
+  size_t lanes_reloaded_ = 0;                              // under reload_mu_
 };
 
 // A sum of counters, field by field.

@@ -1,6 +1,8 @@
 // The switch's counters: drop reasons by name, and sums over pipelines
 // (grid-switch adds up its lcores').
 #include "grid/switch.h"
+#include "node/drop_ledger.h"
+#include "switch/job_state.h"
 
 namespace grid::sw {
 
@@ -76,6 +78,34 @@ void Counters::Add(const Counters& o) {
     ports[p].tx_packets += o.ports[p].tx_packets;
     ports[p].tx_bytes += o.ports[p].tx_bytes;
   }
+}
+
+void Pipeline::DropForJob(const wire::Header& h, Drop reason) {
+  DropPacket(Reason(reason));
+  node::JobDrop d;
+  switch (reason) {
+    case Drop::kUnknownJob:
+      d = node::JobDrop::kUnknownJob;
+      break;
+    case Drop::kBadToken:
+      d = node::JobDrop::kBadToken;
+      break;
+    case Drop::kNotMember:
+      d = node::JobDrop::kNotMember;
+      break;
+    case Drop::kBadSource:
+      d = node::JobDrop::kBadSource;
+      break;
+    case Drop::kBadIngress:
+      d = node::JobDrop::kBadIngress;
+      break;
+    case Drop::kStale:
+      d = node::JobDrop::kStale;
+      break;
+    default:
+      return;  // fan-in, slot, length: the ranks' own checks catch those
+  }
+  job_drops_->Count(h.job_id, h.job_token, d);
 }
 
 }  // namespace grid::sw

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "aggregation/copy.h"
 #include "grid/switch.h"
+#include "node/drop_ledger.h"
 #include "switch/frame_fields.h"
 #include "switch/job_state.h"
 
@@ -37,7 +38,8 @@ using wire::MessageType;
 
 }  // namespace
 
-Pipeline::Pipeline(SwitchConfig config) : config_(std::move(config)) {
+Pipeline::Pipeline(SwitchConfig config)
+    : config_(std::move(config)), job_drops_(std::make_unique<node::DropLedger>()) {
   // A switch starts with a full bucket (BuildState caps it at the burst).
   credit_bits_ = std::numeric_limits<double>::infinity();
 }
@@ -128,34 +130,6 @@ void Pipeline::SetQueueDepth(uint16_t port, uint32_t packets) {
   if (port < queue_depth_.size()) queue_depth_[port] = packets;
 }
 
-double Pipeline::CapacityBurstBits(const SwitchConfig& config) {
-  // A window of every member covers a whole chunk of any job too, which a
-  // best-effort job's first packet spends at once (PassOn).
-  double widest_frames = kCapacityBurstBits, windows = 0;
-  auto fit = [&](const JobEntry::Aggregate& a) {
-    const double frame_bits = 8.0 * static_cast<double>(wire::FrameBytes(a.elements));
-    widest_frames = std::max(widest_frames, kCapacityBurstFrames * frame_bits);
-    windows += static_cast<double>(a.fan_in) * a.slots * frame_bits;
-  };
-  for (const auto& [id, job] : config.jobs) {
-    for (const auto& [owner, a] : job.proxies) fit(a);
-    if (job.aggregate) fit(*job.aggregate);
-  }
-  return std::max(widest_frames, windows);
-}
-
-void Pipeline::AddCapacityCredit(double bits) {
-  if (config_.capacity_gbps <= 0 || !(bits > 0)) return;
-  credit_bits_ = std::min(credit_cap_bits_, credit_bits_ + bits);
-}
-
-bool Pipeline::SpendCredit(double bits) {
-  if (config_.capacity_gbps <= 0) return true;
-  if (credit_bits_ < bits) return false;
-  credit_bits_ -= bits;
-  return true;
-}
-
 bool Pipeline::Congested(uint16_t port) const {
   return port < queue_depth_.size() && queue_depth_[port] > config_.congestion_threshold;
 }
@@ -193,19 +167,19 @@ void Pipeline::Process(absl::Span<uint8_t> frame, uint16_t in_port, Output* out)
     DropPacket(Reason(error));
     return;
   }
+  const Header& h = view.header;
   if (!FromItsHost(in_port, view.address.src_ip)) {
-    DropPacket(Reason(Drop::kBadSource));
+    DropForJob(h, Drop::kBadSource);
     return;
   }
-  const Header& h = view.header;
   auto job_it = config_.jobs.find(h.job_id);
   if (job_it == config_.jobs.end()) {
-    DropPacket(Reason(Drop::kUnknownJob));
+    DropForJob(h, Drop::kUnknownJob);
     return;
   }
   const JobEntry& job = job_it->second;
   if (h.job_token != job.token) {
-    DropPacket(Reason(Drop::kBadToken));
+    DropForJob(h, Drop::kBadToken);
     return;
   }
   if (h.agg_node != config_.node_id) {
@@ -323,7 +297,7 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
                          uint16_t in_port, Output* out) {
   const Header& h = view.header;
   if (const std::optional<Drop> refused = Refuse(view, agg, state, in_port)) {
-    DropPacket(Reason(*refused));
+    DropForJob(h, *refused);
     return;
   }
   JobCounters& jc = counters_.jobs[h.job_id];
@@ -341,7 +315,7 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
         Pass(frame, view, job, agg, out);
         return;
       case Admission::kStale:
-        DropPacket(Reason(Drop::kStale));
+        DropForJob(h, Drop::kStale);
         return;
       case Admission::kAggregate:
         break;
@@ -366,7 +340,7 @@ void Pipeline::Aggregate(absl::Span<uint8_t> frame, const FrameView& view, const
   switch (verdict) {
     case aggregation::Verdict::kStale:
     case aggregation::Verdict::kOtherLength:
-      DropPacket(Reason(verdict == aggregation::Verdict::kStale ? Drop::kStale : Drop::kBadLength));
+      DropForJob(h, verdict == aggregation::Verdict::kStale ? Drop::kStale : Drop::kBadLength);
       return;
     case aggregation::Verdict::kCollision:
       // Another chunk is mid-aggregation here: tell the sender, drop.

@@ -157,8 +157,8 @@ struct WireOp {
 class Engine {
  public:
   // `lane.count` is at most config.slots.
-  Engine(const host_config::WorkerConfig& config, Transport* transport, const EngineOptions& options,
-         Lane lane = {});
+  Engine(const host_config::WorkerConfig& config, Transport* transport,
+         const EngineOptions& options, Lane lane = {});
 
   // Queues operations at `now`; each wire operation runs after the ones
   // before it. Every lane of a rank is given the same operations in the
@@ -183,6 +183,9 @@ class Engine {
   const absl::Status& failed() const { return failed_; }
 
   const CommunicatorStats& stats() const { return stats_; }
+  // Chunks answered with a result this engine used: progress, which a
+  // stall probe's answer or a SIGNAL is not (api::Health).
+  uint64_t results() const { return results_; }
   // The loss and congestion state, as tests/worker/engine_test.cc checks it.
   uint32_t window() const { return cc_.window(); }
   double marked_fraction() const { return cc_.marked_fraction(); }
@@ -270,6 +273,7 @@ class Engine {
   size_t tx_count_ = 0;
   size_t tx_bytes_ = 0;  // the batch's frame size: a batch is probes or data
   CommunicatorStats stats_;
+  uint64_t results_ = 0;
   uint64_t foreign_ = 0;  // dropped here; the transport counts its own
   absl::Status failed_;
   absl::Status build_error_;  // a header that did not fit (BuildChunk), for Flush

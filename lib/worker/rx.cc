@@ -82,11 +82,11 @@ bool Engine::TakeData(const wire::FrameView& v, WireOp& op, uint32_t chunk) {
   if (h.num_elements != config_.elements) return false;
   // Straight into the caller's buffer, averaged and narrowed (Codec), or
   // for a fused operation wide into its staging.
-  absl::Status st =
-      op.staged ? op.codec->decode_wide(v.payload, n, h.exponent, config_.world,
-                                        op.out + begin * kWideBytes)
-                : op.codec->decode(v.payload, n, h.exponent, config_.world, op.divisor,
-                                   op.out + begin * op.codec->element_bytes);
+  absl::Status st = op.staged
+                        ? op.codec->decode_wide(v.payload, n, h.exponent, config_.world,
+                                                op.out + begin * kWideBytes)
+                        : op.codec->decode(v.payload, n, h.exponent, config_.world, op.divisor,
+                                           op.out + begin * op.codec->element_bytes);
   if (!op.quantized()) return true;
   if (st.ok() && h.exponent != op.Exponent(chunk)) {
     st = absl::InternalError(
@@ -145,6 +145,7 @@ void Engine::OnResult(const wire::FrameView& v, absl::Time now) {
   --in_flight_;
   cc_.OnResult((h.flags & wire::flags::kCongestion) != 0);
   ++run.done;
+  ++results_;
   // The lane that answers the operation's last chunk ends it; acq_rel, so
   // it sees every lane's results in the output.
   if (op.completed.fetch_add(1, std::memory_order_acq_rel) + 1 == op.total()) Complete(op, now);

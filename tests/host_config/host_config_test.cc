@@ -36,6 +36,10 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
     // Errors name nodes as the topology does (S1, not node 1).
     EXPECT_EQ(w.aggregator_name, topo.node(w.aggregator).name);
     EXPECT_EQ(w.root_name, topo.node(w.root).name);
+    // The nodes a rank watches: every switch its chunks can pass (the
+    // testbed's three), then the root.
+    EXPECT_THAT(w.nodes, ::testing::UnorderedElementsAre("S1", "S2", "S3", "PS"));
+    EXPECT_EQ(w.nodes.back(), "PS");
     const std::string json = host_config::WorkerConfigToJson(w);
     auto back = host_config::ParseWorkerConfigJson(json);
     ASSERT_TRUE(back.ok()) << back.status();
@@ -45,6 +49,7 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   auto back = host_config::ParseRootConfigJson(json);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(host_config::RootConfigToJson(*back), json);
+  EXPECT_EQ(back->name, "PS");
   // The names are optional: a config written without them still parses.
   host_config::WorkerConfig unnamed = (*workers)[0];
   unnamed.aggregator_name.clear();
@@ -54,6 +59,10 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   auto parsed = host_config::ParseWorkerConfigJson(unnamed_json);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->aggregator_name.empty());
+  std::string no_list = host_config::WorkerConfigToJson((*workers)[0]);
+  no_list.replace(no_list.find("\"nodes\": ["), 10, "\"nodes\": 7, \"x\": [");
+  EXPECT_THAT(host_config::ParseWorkerConfigJson(no_list).status().message(),
+              HasSubstr("nodes: must be a list of strings"));
   std::string bad = host_config::WorkerConfigToJson((*workers)[0]);
   bad.replace(bad.find("\"slots\": 256"), 12, "\"slots\": -1");
   EXPECT_THAT(host_config::ParseWorkerConfigJson(bad).status().message(), HasSubstr("slots"));
@@ -89,18 +98,21 @@ TEST(HostConfigs, RoundTripAndNameTheFieldAtFault) {
   EXPECT_EQ(proxied, 2);
   host_config::RootConfig bad_proxy = *atp_root;
   for (auto& c : bad_proxy.contributors) c.members.clear();
-  EXPECT_THAT(host_config::ParseRootConfigJson(host_config::RootConfigToJson(bad_proxy)).status().message(),
-              HasSubstr("proxy_ip: only on a switch with members"));
+  EXPECT_THAT(
+      host_config::ParseRootConfigJson(host_config::RootConfigToJson(bad_proxy)).status().message(),
+      HasSubstr("proxy_ip: only on a switch with members"));
   host_config::RootConfig bad_member = *atp_root;
   bad_member.contributors[0].members[0].rank = 99;
-  EXPECT_THAT(
-      host_config::ParseRootConfigJson(host_config::RootConfigToJson(bad_member)).status().message(),
-      HasSubstr("contributors[0].members[0].rank"));
+  EXPECT_THAT(host_config::ParseRootConfigJson(host_config::RootConfigToJson(bad_member))
+                  .status()
+                  .message(),
+              HasSubstr("contributors[0].members[0].rank"));
   // A rank among two switches' members would count twice.
   host_config::RootConfig twice = *atp_root;
   twice.contributors[1].members[0].rank = twice.contributors[0].members[0].rank;
-  EXPECT_THAT(host_config::ParseRootConfigJson(host_config::RootConfigToJson(twice)).status().message(),
-              HasSubstr("contributors[1].members[0].rank: listed twice"));
+  EXPECT_THAT(
+      host_config::ParseRootConfigJson(host_config::RootConfigToJson(twice)).status().message(),
+      HasSubstr("contributors[1].members[0].rank: listed twice"));
   auto atp_switches = control::BuildSwitchConfigs(topo, atp, params);
   ASSERT_TRUE(atp_switches.ok()) << atp_switches.status();
   for (const auto& [node, config] : *atp_switches) {

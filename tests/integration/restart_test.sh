@@ -34,7 +34,7 @@ if [ "$what" = switch ]; then
   victim=${fabric_pids[1]}  # S2
   kill -KILL "$victim"; wait "$victim" 2>/dev/null
   mapfile -t ports < "$work/store/grid/switch-ports/S2"
-  "$tools/grid-switch" "${ports[@]}" --config="$work/store/grid/switch/S2" \
+  "$tools/grid-switch" "${ports[@]}" --store="file:$work/store" --name=S2 \
     > "$work/switch-S2-restarted.log" 2>&1 &
   restarted=$!
   fabric_pids[1]=$restarted

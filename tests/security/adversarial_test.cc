@@ -6,6 +6,7 @@
 // exact. Then what a faulty member's host can do.
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <thread>
 #include <tuple>
 
@@ -13,9 +14,10 @@
 #include "gmock/gmock.h"
 #include "grid/numerics.h"
 #include "gtest/gtest.h"
+#include "node/status.h"
+#include "support/cluster.h"
 #include "tools/attacks.h"
 #include "util/random.h"
-#include "support/cluster.h"
 
 namespace grid {
 namespace {
@@ -248,6 +250,104 @@ TEST(FaultyMember, ReplaysAndBadSlotsFromItsOwnHost) {
             64u);
   EXPECT_EQ(SwitchDrops(cluster, static_cast<int>(sw::Drop::kBadSlot)) - slot_before, 64u);
   RunAndCheck(cluster);
+}
+
+// Drop notices (docs/security.md, "Drop notices"): the ranks read the drops
+// each node counts against their job from the store; nothing goes back on
+// the wire. Seven ranks join through a store (so the switches report
+// there), and the attacker on W8 floods them with `classes`, in turn, until
+// the ranks have run allreduces for `seconds` (their health threads read
+// the nodes' statuses every 250 ms meanwhile); every sum must be exact and
+// no rank may fail.
+class DropNotices : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    transport_ = *cluster_.fabric().Attach(*cluster_.topology().Find("W8"));
+    auto setup =
+        tools::MakeAttackSetup(cluster_.topology(), *cluster_.topology().Find("W8"),
+                               cluster_.workers(), cluster_.root_config(), cluster_.switches());
+    ASSERT_TRUE(setup.ok()) << setup.status();
+    setup_ = *setup;
+    dir_ = ::testing::TempDir() + "/drop_notices_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    CommunicatorOptions c;
+    c.engine.timeout = absl::Seconds(60);
+    std::vector<absl::Status> joined = cluster_.Rejoin(c, dir_);
+    for (int r = 0; r < kWorld; ++r) ASSERT_TRUE(joined[r].ok()) << joined[r];
+  }
+
+  // Returns how many frames the attacker sent.
+  uint64_t FloodWhileRunning(const std::vector<Attack>& classes, absl::Duration seconds) {
+    std::atomic<bool> done{false};
+    uint64_t sent = 0;
+    std::thread attacker([&] {
+      for (uint64_t i = 0; !done.load() || i < 400; ++i) {
+        const std::vector<uint8_t> f = tools::AttackFrame(classes[i % classes.size()], setup_, i);
+        const absl::Span<const uint8_t> frame(f);
+        transport_->Send(absl::MakeConstSpan(&frame, 1));
+        ++sent;
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+      }
+    });
+    const absl::Time until = absl::Now() + seconds;
+    while (absl::Now() < until) RunAndCheck(cluster_);
+    done.store(true);
+    attacker.join();
+    return sent;
+  }
+
+  // What the ranks read: the switches' drops other than stale, summed, under
+  // the job's own (job, token) and under any other pair.
+  std::pair<uint64_t, uint64_t> StoredDrops() {
+    auto store = OpenStore("file:" + dir_);
+    EXPECT_TRUE(store.ok());
+    uint64_t own = 0, others = 0;
+    for (const auto& [node, config] : cluster_.switches()) {
+      auto text = (*store)->Get(node::NodeStatusKey(config.name), absl::Seconds(5));
+      node::NodeStatus status;
+      EXPECT_TRUE(text.ok() && node::ParseNodeStatus(*text, &status)) << config.name;
+      for (const node::JobDrops& d : status.drops) {
+        uint64_t n = 0;
+        for (int r = 0; r < node::kNumJobDrops; ++r) {
+          if (r != static_cast<int>(node::JobDrop::kStale)) n += d.counts[r];
+        }
+        (d.job == setup_.victim.job_id && d.token == setup_.victim.token ? own : others) += n;
+      }
+    }
+    return {own, others};
+  }
+
+  testing::Cluster cluster_{Options()};
+  std::unique_ptr<Transport> transport_;
+  tools::AttackSetup setup_;
+  std::string dir_;
+};
+
+// A host without the token floods the job with frames under its id (or
+// another) and a token it made up: it gets no frame back, and its drops are
+// counted under the tokens it made up, which no rank judges.
+TEST_F(DropNotices, AForeignHostGetsNoneAndCannotFailTheJob) {
+  const uint64_t sent =
+      FloodWhileRunning({Attack::kWrongToken, Attack::kWrongJob}, absl::Seconds(2));
+  size_t answers = 0;
+  transport_->Receive(1 << 20, [&](absl::Span<const uint8_t>) { ++answers; });
+  EXPECT_EQ(answers, 0u) << "the foreign host got frames back";
+  const auto [own, others] = StoredDrops();
+  EXPECT_EQ(own, 0u);
+  EXPECT_GT(others, sent / 2) << sent << " frames sent";
+}
+
+// A host that holds the token (it read one packet, or the store) forges
+// frames that the switches refuse under the job's own token: not_member,
+// bad_ingress and bad_source. Those reach the ranks too, but only fail a
+// job that is stalled (api::kDropStall): this one's own frames get through,
+// so every rank finishes exact while the forged drops are counted.
+TEST_F(DropNotices, AHostWithTheTokenCannotFailAJobThatProgresses) {
+  FloodWhileRunning({Attack::kNonMember, Attack::kImpersonate, Attack::kSpoofedSource},
+                    absl::Seconds(3));
+  const auto [own, others] = StoredDrops();
+  EXPECT_GT(own, 100u);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "grid/store.h"
 #include "grid/topology.h"
 #include "gtest/gtest.h"
+#include "node/status.h"
 #include "root/engine.h"
 #include "root/lanes.h"
 #include "support/loopback.h"
@@ -44,6 +45,10 @@ struct ClusterOptions {
   // The root's threads (root/lanes.h), each on its own fabric queue
   // (LoopbackFabric::AttachLanes); above 1, RestartRoot is not available.
   uint32_t root_threads = 1;
+  // The switches and the root write their status into Rejoin's store
+  // (ReportNodes), as grid-switch and grid-root do from a store; false: as
+  // nodes started from files, which write none.
+  bool report_nodes = true;
 };
 
 class Cluster {
@@ -67,14 +72,15 @@ class Cluster {
     faults.seed = 7;
     fabric_ = *testing::LoopbackFabric::Create(topo_, *switches, faults);
     if (o.root_threads > 1) {
-      auto lanes = root::RootLanes::Start(
-          root_config_, *fabric_->AttachLanes(root_config_.node, o.root_threads),
-          absl::Milliseconds(2));
+      auto lanes = root::RootLanes::Start(root_config_,
+                                          *fabric_->AttachLanes(root_config_.node, o.root_threads),
+                                          absl::Milliseconds(2));
       EXPECT_TRUE(lanes.ok()) << lanes.status();
       root_lanes_ = *std::move(lanes);
     } else {
       root_transport_ = *fabric_->Attach(root_config_.node);
-      root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
+      root_ =
+          std::make_unique<root::RootEngine>(root_config_, root_transport_.get(), 32, &root_drops_);
       root_thread_ = std::thread([this] {
         while (!stop_.load()) {
           bool any;
@@ -101,6 +107,7 @@ class Cluster {
 
   ~Cluster() {
     comms_.clear();
+    reporters_.clear();
     StopRoot();
   }
 
@@ -133,7 +140,11 @@ class Cluster {
   // store at `store_dir` and their transports on this fabric, whose
   // switches and root keep what they hold. The old communicators go first.
   // Returns each rank's Create status; comm(r) is the new one where it is ok.
-  std::vector<absl::Status> Rejoin(CommunicatorOptions c, const std::string& store_dir) {
+  // `edit` changes the configs published for the ranks (say, a token the
+  // switches do not hold: a job published again without reloading them).
+  std::vector<absl::Status> Rejoin(
+      CommunicatorOptions c, const std::string& store_dir,
+      const std::function<void(host_config::WorkerConfig&)>& edit = nullptr) {
     comms_.clear();
     comms_.resize(workers_.size());
     std::vector<absl::Status> status(workers_.size());
@@ -142,11 +153,13 @@ class Cluster {
       status.assign(workers_.size(), store.status());
       return status;
     }
-    for (const host_config::WorkerConfig& w : workers_) {
-      absl::Status s =
-          (*store)->Set(absl::StrFormat("grid/worker/%d", w.rank), host_config::WorkerConfigToJson(w));
+    for (host_config::WorkerConfig w : workers_) {
+      if (edit) edit(w);
+      absl::Status s = (*store)->Set(absl::StrFormat("grid/worker/%d", w.rank),
+                                     host_config::WorkerConfigToJson(w));
       EXPECT_TRUE(s.ok()) << s;
     }
+    if (reporters_.empty() && options_.report_nodes) ReportNodes("file:" + store_dir);
     TransportRegistry registry = TransportRegistry::WithBuiltins();
     absl::Status registered = registry.Register(
         "loop", [this](std::string_view spec) -> absl::StatusOr<std::unique_ptr<Transport>> {
@@ -176,6 +189,33 @@ class Cluster {
     for (auto& t : threads) t.join();
     return status;
   }
+  // The switches and the root write their status into the store, as
+  // grid-switch and grid-root do from one (node/status.h), until the
+  // cluster ends or StopReporting.
+  void ReportNodes(const std::string& spec) {
+    for (const auto& [node, config] : switches_) {
+      auto store = OpenStore(spec);
+      ASSERT_TRUE(store.ok()) << store.status();
+      const topology::NodeId at = node;
+      reporters_[config.name] = std::make_unique<node::NodeReporter>(
+          *std::move(store), config.name, node::NodeKind::kSwitch, [this, at] {
+            return fabric_->SwitchJobDrops(at).value_or(std::vector<node::JobDrops>{});
+          });
+    }
+    auto store = OpenStore(spec);
+    ASSERT_TRUE(store.ok()) << store.status();
+    reporters_[root_config_.name] = std::make_unique<node::NodeReporter>(
+        *std::move(store), root_config_.name, node::NodeKind::kRoot,
+        [this] { return root_lanes_ ? root_lanes_->DropsByJob() : root_drops_.Snapshot(); });
+  }
+  // A node's process dies: its status stops changing (`ended`: it says it
+  // ended, as on SIGTERM).
+  void StopReporting(const std::string& name, bool ended) {
+    auto it = reporters_.find(name);
+    if (it == reporters_.end()) return;
+    it->second->Stop(ended);
+    reporters_.erase(it);
+  }
   testing::LoopbackFabric& fabric() { return *fabric_; }
   const planner::Plan& plan() const { return plan_; }
   const topology::Topology& topology() const { return topo_; }
@@ -186,7 +226,8 @@ class Cluster {
   // nothing of what the old one had completed.
   void RestartRoot() {
     std::lock_guard<std::mutex> lock(root_mu_);
-    root_ = std::make_unique<root::RootEngine>(root_config_, root_transport_.get());
+    root_ =
+        std::make_unique<root::RootEngine>(root_config_, root_transport_.get(), 32, &root_drops_);
   }
   // Between two runs: the switches restart their pipelines from their tables
   // (a restart, or a SIGHUP that brings a new job's tables) and the root's
@@ -222,6 +263,8 @@ class Cluster {
   std::thread root_thread_;
   std::unique_ptr<root::RootLanes> root_lanes_;  // root_threads > 1
   std::atomic<bool> stop_{false};
+  node::DropLedger root_drops_;  // the single-thread root's
+  std::map<std::string, std::unique_ptr<node::NodeReporter>> reporters_;
   std::vector<std::unique_ptr<Communicator>> comms_;
   std::mutex attach_mu_;  // Rejoin's ranks attach from their own threads
 };

@@ -158,7 +158,11 @@ FabricStats LoopbackFabric::stats() const {
   return s;
 }
 
-absl::StatusOr<sw::Counters> LoopbackFabric::SwitchCounters(NodeId node) const {
+// Runs fn on switch `node`'s pipeline under its lock (a restart replaces
+// the pipeline).
+template <typename Fn>
+auto LoopbackFabric::WithPipeline(NodeId node, Fn fn) const
+    -> absl::StatusOr<decltype(fn(std::declval<const sw::Pipeline&>()))> {
   auto it = switches_.find(node);
   if (it == switches_.end()) {
     return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
@@ -167,7 +171,15 @@ absl::StatusOr<sw::Counters> LoopbackFabric::SwitchCounters(NodeId node) const {
   if (!it->second->pipeline) {
     return absl::NotFoundError(absl::StrFormat("loopback: node %d runs no pipeline", node));
   }
-  return it->second->pipeline->counters();
+  return fn(*it->second->pipeline);
+}
+
+absl::StatusOr<std::vector<node::JobDrops>> LoopbackFabric::SwitchJobDrops(NodeId node) const {
+  return WithPipeline(node, [](const sw::Pipeline& p) { return p.job_drops().Snapshot(); });
+}
+
+absl::StatusOr<sw::Counters> LoopbackFabric::SwitchCounters(NodeId node) const {
+  return WithPipeline(node, [](const sw::Pipeline& p) { return p.counters(); });
 }
 
 void LoopbackFabric::Forward(NodeId from, uint16_t port, absl::Span<const uint8_t> frame) {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,7 @@
 #include "grid/topology.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
+#include "node/drop_ledger.h"
 #include "switch/runtime.h"
 #include "transport/faults.h"
 
@@ -91,8 +93,14 @@ class LoopbackFabric {
   FabricStats stats() const;
   // The counters of one switch's pipeline (a copy, taken under its lock).
   absl::StatusOr<sw::Counters> SwitchCounters(topology::NodeId node) const;
+  // What one switch's pipeline counted against each job (its ledger, under
+  // the switch's lock: a restart replaces the pipeline).
+  absl::StatusOr<std::vector<node::JobDrops>> SwitchJobDrops(topology::NodeId node) const;
 
  private:
+  template <typename Fn>
+  auto WithPipeline(topology::NodeId node, Fn fn) const
+      -> absl::StatusOr<decltype(fn(std::declval<const sw::Pipeline&>()))>;
   class HostPort;
   struct Inbox {
     std::mutex mu;
@@ -135,12 +143,12 @@ class LoopbackFabric {
   std::map<topology::NodeId, std::vector<std::unique_ptr<Inbox>>> more_lanes_;
   mutable std::mutex faults_mu_;
   std::vector<transport::FaultApplier<Bytes>> faults_;  // by arc, under faults_mu_
-  std::atomic<int> holding_{0};                        // links holding a frame back
+  std::atomic<int> holding_{0};                         // links holding a frame back
   std::atomic<uint64_t> delivered_{0}, lost_{0};
   std::vector<std::atomic<bool>> link_down_;  // by link id
   std::mutex trigger_mu_;
-  Trigger trigger_;        // under trigger_mu_
-  uint64_t matched_ = 0;   // under trigger_mu_
+  Trigger trigger_;       // under trigger_mu_
+  uint64_t matched_ = 0;  // under trigger_mu_
   std::atomic<bool> armed_{false}, fired_{false};
 };
 

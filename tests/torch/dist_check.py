@@ -1,11 +1,12 @@
 """torch.distributed called directly on the "grid" backend, as one rank of a
 job started by torchrun (tests/torch/torch_test.sh): allreduce of every
 supported dtype, SUM and AVG, a list of tensors, async wait and futures,
-the Gloo fallback's broadcast, allgather and barrier, and what must raise.
-Prints "rank R: ok" when every check held."""
+the Gloo fallback's broadcast, allgather and barrier, what must raise, and
+that GRID_TIMEOUT_MS wins over torch's timeout. Prints "rank R: ok" when every check held."""
 import datetime
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -136,6 +137,18 @@ s = grid_torch.stats()
 check(s["operations"] >= 10, f"stats: {s}")
 check(0 < s["min_rtt_seconds"] < s["operation_seconds"], f"stats: min_rtt_seconds {s}")
 print(f"rank {rank}: stats {s}", flush=True)
+
+# GRID_TIMEOUT_MS (torch_test.sh sets 5000) wins over the process group's
+# timeout (60 s above): an allreduce that the last rank never joins ends
+# within it on the others, naming that rank. Last: it ends the communicator.
+if os.environ.get("GRID_TIMEOUT_MS") and rank != world - 1:
+    start = time.monotonic()
+    ended = raises(lambda: dist.all_reduce(torch.ones(10)), "timed out", f"{world - 1}")
+    took = time.monotonic() - start
+    check(ended and took < 20, f"GRID_TIMEOUT_MS: the allreduce rank {world - 1} skipped "
+          f"ended after {took:.1f} s")
+    print(f"rank {rank}: GRID_TIMEOUT_MS={os.environ['GRID_TIMEOUT_MS']}: an allreduce a rank "
+          f"skipped ended after {took:.1f} s (the process group's timeout: 60 s)", flush=True)
 dist.destroy_process_group()
 if failures:
     print(f"rank {rank}: {len(failures)} checks failed: {failures}", flush=True)

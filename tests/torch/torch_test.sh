@@ -42,8 +42,8 @@ torchrun() {
 
 case $what in
   dist)
-    torchrun dist tests/torch/dist_check.py
-    grep -E "^\[default[0-9]\]:rank [0-9]: stats" "$work/dist.log" ;;
+    GRID_TIMEOUT_MS=5000 torchrun dist tests/torch/dist_check.py
+    grep -E "^\[default[0-9]\]:rank [0-9]: (stats|GRID_TIMEOUT_MS)" "$work/dist.log" ;;
   ddp)
     torchrun ddp-grid examples/torch_ddp.py --backend=grid --steps=50 --out="$work/grid.json"
     torchrun ddp-gloo examples/torch_ddp.py --backend=gloo --steps=50 --out="$work/gloo.json"

@@ -1,0 +1,190 @@
+// The drops a node counts against a job and the status it publishes for the
+// job's ranks (node/drop_ledger.h, node/status.h).
+#include <filesystem>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grid/store.h"
+#include "gtest/gtest.h"
+#include "node/drop_ledger.h"
+#include "node/status.h"
+
+namespace grid::node {
+namespace {
+
+uint64_t CountOf(const std::vector<JobDrops>& drops, uint16_t job, uint32_t token, JobDrop r) {
+  for (const JobDrops& d : drops) {
+    if (d.job == job && d.token == token) return d.counts[static_cast<int>(r)];
+  }
+  return 0;
+}
+
+TEST(DropLedger, CountsEachJobAndTokenApart) {
+  DropLedger ledger;
+  ledger.Count(7, 100, JobDrop::kBadToken);
+  ledger.Count(7, 100, JobDrop::kBadToken);
+  ledger.Count(7, 200, JobDrop::kStale);
+  ledger.Count(8, 100, JobDrop::kUnknownJob);
+  ledger.Count(7, 100, JobDrop::kNotMember);
+  const std::vector<JobDrops> s = ledger.Snapshot();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].job, 7);
+  EXPECT_EQ(s[0].token, 100u);  // in the order first seen
+  EXPECT_EQ(CountOf(s, 7, 100, JobDrop::kBadToken), 2u);
+  EXPECT_EQ(CountOf(s, 7, 100, JobDrop::kNotMember), 1u);
+  EXPECT_EQ(CountOf(s, 7, 100, JobDrop::kStale), 0u);
+  EXPECT_EQ(CountOf(s, 7, 200, JobDrop::kStale), 1u);
+  EXPECT_EQ(CountOf(s, 8, 100, JobDrop::kUnknownJob), 1u);
+  EXPECT_EQ(ledger.untracked(), 0u);
+}
+
+// A flood of made-up (job, token) pairs costs a fixed table; the pairs
+// already in it keep counting.
+TEST(DropLedger, AFullTableCountsTheRestAsUntracked) {
+  DropLedger ledger;
+  ledger.Count(1, 1, JobDrop::kBadToken);
+  for (uint32_t t = 0; t < 1000; ++t) ledger.Count(2, 1000 + t, JobDrop::kBadToken);
+  ledger.Count(1, 1, JobDrop::kBadToken);
+  const std::vector<JobDrops> s = ledger.Snapshot();
+  EXPECT_EQ(s.size(), static_cast<size_t>(DropLedger::kCapacity));
+  EXPECT_EQ(CountOf(s, 1, 1, JobDrop::kBadToken), 2u);
+  EXPECT_EQ(ledger.untracked(), 1000u - (DropLedger::kCapacity - 1));
+}
+
+// One writer, readers on other threads (TSan checks the atomics): a reader
+// never sees a count go down or a pair without its first drop.
+TEST(DropLedger, ReadersOnOtherThreadsSeeCountsGrow) {
+  DropLedger ledger;
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    uint64_t last = 0;
+    while (!done.load()) {
+      for (const JobDrops& d : ledger.Snapshot()) {
+        uint64_t sum = 0;
+        for (uint64_t c : d.counts) sum += c;
+        EXPECT_GE(sum, 1u);
+        if (d.job == 3 && d.token == 3) {
+          EXPECT_GE(d.counts[0], last);
+          last = d.counts[0];
+        }
+      }
+    }
+  });
+  for (int i = 0; i < 200000; ++i) {
+    ledger.Count(3, 3, JobDrop::kUnknownJob);
+    if (i % 1000 == 0) ledger.Count(4, static_cast<uint32_t>(i), JobDrop::kStale);
+  }
+  done = true;
+  reader.join();
+  EXPECT_EQ(CountOf(ledger.Snapshot(), 3, 3, JobDrop::kUnknownJob), 200000u);
+}
+
+TEST(DropLedger, MergeSumsTheLanes) {
+  JobDrops a{1, 5, {}}, b{1, 5, {}}, c{2, 5, {}};
+  a.counts[1] = 3;
+  b.counts[1] = 4;
+  b.counts[5] = 1;
+  c.counts[0] = 9;
+  const std::vector<JobDrops> m = MergeDrops({{a, c}, {b}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(CountOf(m, 1, 5, JobDrop::kBadToken), 7u);
+  EXPECT_EQ(CountOf(m, 1, 5, JobDrop::kStale), 1u);
+  EXPECT_EQ(CountOf(m, 2, 5, JobDrop::kUnknownJob), 9u);
+}
+
+TEST(DropLedger, NamesAreTheSwitchCounters) {
+  EXPECT_STREQ(JobDropName(JobDrop::kUnknownJob), "unknown_job");
+  EXPECT_STREQ(JobDropName(JobDrop::kBadToken), "bad_token");
+  EXPECT_STREQ(JobDropName(JobDrop::kNotMember), "not_member");
+  EXPECT_STREQ(JobDropName(JobDrop::kBadSource), "bad_source");
+  EXPECT_STREQ(JobDropName(JobDrop::kBadIngress), "bad_ingress");
+  EXPECT_STREQ(JobDropName(JobDrop::kStale), "stale");
+}
+
+TEST(NodeStatus, RoundTrips) {
+  NodeStatus s;
+  s.kind = NodeKind::kRoot;
+  s.unix_ms = 1765000000123;
+  s.started_ms = 1765000000000;
+  s.ended = true;
+  JobDrops d{65535, 4294967295u, {}};
+  d.counts = {1, 2, 3, 4, 5, 6};
+  s.drops = {d, JobDrops{1, 2, {}}};
+  const std::string text = FormatNodeStatus(s);
+  EXPECT_THAT(text, ::testing::StartsWith("root 1765000000123 1765000000000 end\n"));
+  NodeStatus back;
+  ASSERT_TRUE(ParseNodeStatus(text, &back)) << text;
+  EXPECT_EQ(back, s);
+  EXPECT_EQ(NodeStatusKey("S1"), "grid/node/S1");
+}
+
+TEST(NodeStatus, RefusesWhatIsNotAStatus) {
+  NodeStatus s;
+  for (const char* bad :
+       {"", "switch", "switch 1 2", "hub 1 2 run", "switch 1 2 maybe", "switch x 2 run",
+        "switch 1 2 run\n7 8 1 2 3", "switch 1 2 run\n70000 8 0 0 0 0 0 0",
+        "switch 1 2 run\n7 8 0 0 0 0 0 x", "3 1 run"}) {
+    EXPECT_FALSE(ParseNodeStatus(bad, &s)) << bad;
+  }
+  EXPECT_TRUE(ParseNodeStatus("switch 1 2 run\n7 8 0 0 0 0 0 1\n", &s));
+  EXPECT_EQ(s.drops.size(), 1u);
+}
+
+TEST(NodeReporter, WritesWhileRunningAndEndsWithItsLastWord) {
+  const std::string dir = ::testing::TempDir() + "/node_reporter_store";
+  std::filesystem::remove_all(dir);
+  auto store = OpenStore("file:" + dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto reader = OpenStore("file:" + dir);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  DropLedger ledger;
+  ledger.Count(5, 9, JobDrop::kBadSource);
+  auto reporter = std::make_unique<NodeReporter>(
+      *std::move(store), "S1", NodeKind::kSwitch, [&] { return ledger.Snapshot(); },
+      absl::Milliseconds(10));
+  NodeStatus first, later;
+  auto v = (*reader)->Get(NodeStatusKey("S1"), absl::Seconds(5));
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_TRUE(ParseNodeStatus(*v, &first));
+  EXPECT_FALSE(first.ended);
+  EXPECT_EQ(first.kind, NodeKind::kSwitch);
+  EXPECT_EQ(CountOf(first.drops, 5, 9, JobDrop::kBadSource), 1u);
+  // It keeps writing: the time moves.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  do {
+    absl::SleepFor(absl::Milliseconds(5));
+    v = (*reader)->Get(NodeStatusKey("S1"), absl::Seconds(5));
+    ASSERT_TRUE(v.ok() && ParseNodeStatus(*v, &later));
+  } while (later.unix_ms == first.unix_ms && absl::Now() < deadline);
+  EXPECT_GT(later.unix_ms, first.unix_ms);
+  EXPECT_EQ(later.started_ms, first.started_ms);
+  reporter->Stop();
+  v = (*reader)->Get(NodeStatusKey("S1"), absl::Seconds(5));
+  ASSERT_TRUE(v.ok() && ParseNodeStatus(*v, &later));
+  EXPECT_TRUE(later.ended);
+}
+
+// Killed: no last word, and the status stops moving.
+TEST(NodeReporter, AKilledNodeLeavesItsLastStatus) {
+  const std::string dir = ::testing::TempDir() + "/node_reporter_killed";
+  std::filesystem::remove_all(dir);
+  auto store = OpenStore("file:" + dir);
+  auto reader = OpenStore("file:" + dir);
+  ASSERT_TRUE(store.ok() && reader.ok());
+  NodeReporter reporter(*std::move(store), "R", NodeKind::kRoot, nullptr, absl::Milliseconds(10));
+  ASSERT_TRUE((*reader)->Get(NodeStatusKey("R"), absl::Seconds(5)).ok());
+  reporter.Stop(/*ended=*/false);
+  NodeStatus a, b;
+  auto v = (*reader)->Get(NodeStatusKey("R"), absl::Seconds(5));
+  ASSERT_TRUE(v.ok() && ParseNodeStatus(*v, &a));
+  absl::SleepFor(absl::Milliseconds(50));
+  v = (*reader)->Get(NodeStatusKey("R"), absl::Seconds(5));
+  ASSERT_TRUE(v.ok() && ParseNodeStatus(*v, &b));
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(b.ended);
+  EXPECT_EQ(b.kind, NodeKind::kRoot);
+}
+
+}  // namespace
+}  // namespace grid::node
