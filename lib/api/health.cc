@@ -133,7 +133,9 @@ void Health::ReadOthers(absl::Time now) {
 void Health::ReadNodes(absl::Time now) {
   for (size_t i = 0; i < nodes_.names.size(); ++i) {
     node::NodeStatus status;
-    auto v = reader_->Get(node::NodeStatusKey(nodes_.names[i]), kReadTimeout);
+    // No wait: a node that writes no status (from files, a P4 switch) is
+    // read every period, and must not hold up this rank's own heartbeat.
+    auto v = reader_->Get(node::NodeStatusKey(nodes_.names[i]), absl::ZeroDuration());
     const bool ok = v.ok() && node::ParseNodeStatus(*v, &status);
     std::lock_guard<std::mutex> lock(mu_);
     NodeSeen& n = node_seen_[i];
@@ -269,7 +271,8 @@ bool Health::AllIssued(uint64_t op_id) const {
 
 bool Health::Stalled(absl::Time now) const {
   const absl::Time answered = absl::FromUnixNanos(answered_ns_.load(std::memory_order_relaxed));
-  return now - all_issued_since_ >= kDropStall && now - answered >= kDropStall;
+  const absl::Time busy = absl::FromUnixNanos(busy_ns_.load(std::memory_order_relaxed));
+  return now - std::max({all_issued_since_, answered, busy}) >= kDropStall;
 }
 
 bool Health::AllIssuedLocked(uint64_t op_id) const {

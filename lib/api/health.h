@@ -90,6 +90,9 @@ class Health {
   void Answered(absl::Time now) {
     answered_ns_.store(absl::ToUnixNanos(now), std::memory_order_relaxed);
   }
+  // A lane of this rank had nothing in flight and now has: a stall counts
+  // from here, not from before a quiet spell.
+  void Busy(absl::Time now) { busy_ns_.store(absl::ToUnixNanos(now), std::memory_order_relaxed); }
   // Whether a watched node has failed the job: a cheap check for the
   // progress thread, every round.
   bool faulted() const { return faulted_.load(std::memory_order_acquire); }
@@ -140,8 +143,8 @@ class Health {
   void ReadNodes(absl::Time now);
   // Under mu_: the fault that node `i`'s last read shows, if any.
   absl::Status Judge(size_t i, absl::Time now) const;
-  // Under mu_: every rank has issued what this one waits for, and no answer
-  // has come for kDropStall since.
+  // Under mu_: every rank has issued what this one waits for, and no result
+  // has come for kDropStall since, nor since this rank last became busy.
   bool Stalled(absl::Time now) const;
   bool AllIssuedLocked(uint64_t op_id) const;
 
@@ -155,6 +158,7 @@ class Health {
   std::atomic<bool> ended_{false};
   std::atomic<int64_t> watch_until_ns_{0};  // absl::ToUnixNanos
   std::atomic<int64_t> answered_ns_{0};     // Answered's last, absl::ToUnixNanos
+  std::atomic<int64_t> busy_ns_{0};         // Busy's last
   // Under mu_: since when every other rank has been seen to have submitted
   // as many operations as this one (InfiniteFuture: not so at the last read).
   absl::Time all_issued_since_ = absl::InfiniteFuture();

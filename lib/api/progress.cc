@@ -377,6 +377,10 @@ void ProgressLoop::Run(LaneState& lane) {
       PublishStats(lane, fused);
       return;
     }
+    if (health_ != nullptr && engine.Idle() != lane.idle) {
+      lane.idle = engine.Idle();
+      if (!lane.idle) health_->Busy(now);
+    }
     if (health_ != nullptr && !engine.Idle()) {
       health_->Watch(now);
       // A switch or the root the job needs died or refuses the job's

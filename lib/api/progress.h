@@ -94,6 +94,7 @@ class ProgressLoop {
     bool told = false;  // its thread only: its engine's failure was passed on
     absl::Time last_work = absl::InfinitePast();  // its thread only: for busy_poll
     uint64_t results = 0;     // its thread only: engine->results() as Health last heard
+    bool idle = true;         // its thread only: engine->Idle() as Health last heard
     size_t left_running = 0;  // set by its thread as it ends
     PublishedStats stats;
     std::thread thread;

@@ -1,4 +1,4 @@
-// Writes the fuzzers' seed corpora into DIR/wire, DIR/topology and DIR/plan:
+// Writes the fuzzers' seed corpora into DIR/wire, DIR/topology, DIR/plan, ...:
 // valid inputs of each kind, for the fuzzers to mutate.
 #include <cstdio>
 #include <filesystem>
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   std::error_code error;
   for (const char* sub :
-       {"wire", "topology", "plan", "pipeline", "switch", "host", "root", "p4_entries"}) {
+       {"wire", "topology", "plan", "pipeline", "switch", "host", "root", "p4_entries", "node"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -156,6 +156,14 @@ int main(int argc, char** argv) {
         !Write(dir / "pipeline" / ("frame_" + std::to_string(n++)), frame.data(), frame.size())) {
       return 1;
     }
+  }
+  // What nodes and ranks write in the store (node/status.h, api/health.h),
+  // as the text formats are specified there.
+  if (!Write(dir / "node" / "switch", "Sswitch 1765000000250 1765000000000 run\n"
+                                      "7 16909060 0 12 0 0 0 3\n65535 1 1 0 0 0 0 0\n") ||
+      !Write(dir / "node" / "root", "Sroot 1765000000250 1765000000000 end\n") ||
+      !Write(dir / "node" / "heartbeat", "H12 1765000000250 run")) {
+    return 1;
   }
   return 0;
 }

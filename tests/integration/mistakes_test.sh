@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Issue 44's mistakes, played as a new user makes them, as processes on the
 # UDP fabric, with every timeout left at its default (60 s for the store,
-# 30 s for operations). Each must end, or say what it waits for, within 5 s,
-# with a phrase that names the cause. Each case used to wait out a whole
-# timeout in silence (the times before are in docs/worker.md, "Waiting
-# without silence").
+# 30 s for operations, torch's 30 min). Each must end, or say what it waits
+# for, within 5 s, with a phrase that names the cause. Each case used to
+# wait out a whole timeout in silence (the times before are in
+# docs/worker.md, "Waiting without silence" and "What nodes tell the
+# ranks"): a rank outside the job, a store that does not exist, grid-switch
+# without ports, grid-root before any controller, a rank started twice;
+# then on a running fabric: a rerun after a long run (and a second
+# torchrun, with the PyTorch backend), a job published again without
+# SIGHUP, grid-switch S1 killed mid-run, grid-root killed mid-run.
 #
-#   mistakes_test.sh TOOLS_DIR
+#   mistakes_test.sh TOOLS_DIR [PYTHON_DIR]
 set -u
 tools=$1
+pydir=${2:-}  # the PyTorch backend's module directory, where the build has one
 cd "$(dirname "$0")/../.."
 . scripts/fabric.sh
 fabric_scratch
@@ -113,6 +119,33 @@ ranks --iterations=20 --count=4096 --types=int32 || fail "the first run failed"
 t=$(now)
 ranks --iterations=1 --count=4096 --types=int32
 expect_ranks "a rerun after a long run" 5 "drops this run's chunks as stale" $(($(now) - t))
+
+# 6b. The same under torchrun, with torch's default timeout (30 min), where
+# the build has the PyTorch backend (PYTHON_DIR): init_process_group's
+# fence raises. Timed from init_process_group, not from Python's start.
+if [ -n "$pydir" ]; then
+  cat > "$fab/rerun.py" <<'PY'
+import os, sys, time
+import torch.distributed as dist
+import grid_torch
+start = time.monotonic()
+try:
+    dist.init_process_group('grid')
+except Exception as e:
+    print('rank', os.environ['RANK'], 'ended after', int(1000 * (time.monotonic() - start)),
+          'ms:', e, flush=True)
+    sys.exit(1)
+PY
+  PYTHONPATH="$pydir${PYTHONPATH:+:$PYTHONPATH}" GRID_STORE=file:"$fab/store" OMP_NUM_THREADS=1 \
+    "${GRID_TORCH_PYTHON:-/usr/bin/python3}" -m torch.distributed.run --nproc_per_node=4 \
+    --master_addr=127.0.0.1 --master_port=$((base + 99)) --tee=1 --redirects=2 \
+    --log_dir="$fab/torchrun" "$fab/rerun.py" > "$fab/torch.log" 2>&1
+  took=$(sed -n 's/.*ended after \([0-9]*\) ms.*/\1/p' "$fab/torch.log" | sort -n | tail -1)
+  [ "$(grep -c "ended after" "$fab/torch.log")" = 4 ] ||
+    miss "torchrun: not every rank ended: $(tail -20 "$fab/torch.log")"
+  expect "a second torchrun after a long run" 5 "drops this run's chunks as stale" \
+    "$fab/torch.log" "${took:-999999}"
+fi
 
 # 7. The job published again (same id, a new token) without SIGHUP to the
 # switches: they drop every frame as bad_token.
