@@ -270,6 +270,7 @@ bool Health::AllIssued(uint64_t op_id) const {
 }
 
 bool Health::Stalled(absl::Time now) const {
+  if (busy_lanes_.load(std::memory_order_relaxed) <= 0) return false;
   const absl::Time answered = absl::FromUnixNanos(answered_ns_.load(std::memory_order_relaxed));
   const absl::Time busy = absl::FromUnixNanos(busy_ns_.load(std::memory_order_relaxed));
   return now - std::max({all_issued_since_, answered, busy}) >= kDropStall;

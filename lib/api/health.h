@@ -92,7 +92,14 @@ class Health {
   }
   // A lane of this rank had nothing in flight and now has: a stall counts
   // from here, not from before a quiet spell.
-  void Busy(absl::Time now) { busy_ns_.store(absl::ToUnixNanos(now), std::memory_order_relaxed); }
+  void Busy(absl::Time now) {
+    busy_ns_.store(absl::ToUnixNanos(now), std::memory_order_relaxed);
+    busy_lanes_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // That lane has nothing in flight again. A rank between operations waits
+  // for nothing, so it is never stalled, however long its caller takes to
+  // issue the next one.
+  void Idle() { busy_lanes_.fetch_sub(1, std::memory_order_relaxed); }
   // Whether a watched node has failed the job: a cheap check for the
   // progress thread, every round.
   bool faulted() const { return faulted_.load(std::memory_order_acquire); }
@@ -143,8 +150,9 @@ class Health {
   void ReadNodes(absl::Time now);
   // Under mu_: the fault that node `i`'s last read shows, if any.
   absl::Status Judge(size_t i, absl::Time now) const;
-  // Under mu_: every rank has issued what this one waits for, and no result
-  // has come for kDropStall since, nor since this rank last became busy.
+  // Under mu_: this rank waits for an operation, every rank has issued it,
+  // and no result has come for kDropStall since, nor since this rank last
+  // became busy.
   bool Stalled(absl::Time now) const;
   bool AllIssuedLocked(uint64_t op_id) const;
 
@@ -159,6 +167,7 @@ class Health {
   std::atomic<int64_t> watch_until_ns_{0};  // absl::ToUnixNanos
   std::atomic<int64_t> answered_ns_{0};     // Answered's last, absl::ToUnixNanos
   std::atomic<int64_t> busy_ns_{0};         // Busy's last
+  std::atomic<int> busy_lanes_{0};          // Busy's less Idle's
   // Under mu_: since when every other rank has been seen to have submitted
   // as many operations as this one (InfiniteFuture: not so at the last read).
   absl::Time all_issued_since_ = absl::InfiniteFuture();

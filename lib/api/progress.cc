@@ -379,7 +379,11 @@ void ProgressLoop::Run(LaneState& lane) {
     }
     if (health_ != nullptr && engine.Idle() != lane.idle) {
       lane.idle = engine.Idle();
-      if (!lane.idle) health_->Busy(now);
+      if (lane.idle) {
+        health_->Idle();
+      } else {
+        health_->Busy(now);
+      }
     }
     if (health_ != nullptr && !engine.Idle()) {
       health_->Watch(now);

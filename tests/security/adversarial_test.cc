@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <tuple>
 
 #include "absl/strings/str_format.h"
+#include "api/health.h"
 #include "gmock/gmock.h"
 #include "grid/numerics.h"
 #include "gtest/gtest.h"
@@ -279,6 +281,14 @@ class DropNotices : public ::testing::Test {
 
   // Returns how many frames the attacker sent.
   uint64_t FloodWhileRunning(const std::vector<Attack>& classes, absl::Duration seconds) {
+    return Flood(classes, [&] {
+      const absl::Time until = absl::Now() + seconds;
+      while (absl::Now() < until) RunAndCheck(cluster_);
+    });
+  }
+
+  // Floods the job with `classes`, in turn, while `meanwhile` runs.
+  uint64_t Flood(const std::vector<Attack>& classes, const std::function<void()>& meanwhile) {
     std::atomic<bool> done{false};
     uint64_t sent = 0;
     std::thread attacker([&] {
@@ -290,8 +300,7 @@ class DropNotices : public ::testing::Test {
         std::this_thread::sleep_for(std::chrono::microseconds(300));
       }
     });
-    const absl::Time until = absl::Now() + seconds;
-    while (absl::Now() < until) RunAndCheck(cluster_);
+    meanwhile();
     done.store(true);
     attacker.join();
     return sent;
@@ -346,6 +355,22 @@ TEST_F(DropNotices, AForeignHostGetsNoneAndCannotFailTheJob) {
 TEST_F(DropNotices, AHostWithTheTokenCannotFailAJobThatProgresses) {
   FloodWhileRunning({Attack::kNonMember, Attack::kImpersonate, Attack::kSpoofedSource},
                     absl::Seconds(3));
+  const auto [own, others] = StoredDrops();
+  EXPECT_GT(own, 100u);
+}
+
+// The same forger while the ranks' callers pause between operations for
+// longer than api::kDropStall (a training step's compute, a checkpoint):
+// a rank that waits for no operation is not stalled, so the forged drops
+// it reads meanwhile do not fail the next one.
+TEST_F(DropNotices, AHostWithTheTokenCannotFailAJobBetweenOperations) {
+  Flood({Attack::kNonMember, Attack::kImpersonate, Attack::kSpoofedSource}, [&] {
+    for (int pause = 0; pause < 2; ++pause) {
+      RunAndCheck(cluster_);
+      absl::SleepFor(api::kDropStall + absl::Milliseconds(600));
+    }
+    RunAndCheck(cluster_);
+  });
   const auto [own, others] = StoredDrops();
   EXPECT_GT(own, 100u);
 }
