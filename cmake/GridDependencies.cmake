@@ -66,6 +66,21 @@ if(GRID_BUILD_BENCHMARKS)
   message(STATUS "GRID: MPI for allreduce_perf: ${MPI_C_FOUND}")
 endif()
 
+# Says whether optional feature GRID_HAVE_<NAME> is built: `what` when it
+# is; else `why` not, and a configure error where GRID_WITH_<NAME>=ON asked
+# for it.
+function(grid_report_optional name what feature why)
+  if(GRID_HAVE_${name})
+    message(STATUS "GRID: ${what}")
+  elseif(GRID_WITH_${name} STREQUAL "ON")
+    message(FATAL_ERROR "GRID_WITH_${name}=ON but: ${why}")
+  elseif(GRID_WITH_${name} STREQUAL "OFF")
+    message(STATUS "GRID: no ${feature}: GRID_WITH_${name}=OFF")
+  else()
+    message(STATUS "GRID: no ${feature}: ${why}")
+  endif()
+endfunction()
+
 # PyTorch (Debian's python3-torch and libtorch-dev) for the torch.distributed
 # backend in bindings/torch. Python loads it, so it is built for the Python
 # whose torch it extends, and not in sanitizer builds (an unsanitized
@@ -99,10 +114,30 @@ else()
     endif()
   endif()
 endif()
-if(GRID_HAVE_TORCH)
-  message(STATUS "GRID: PyTorch backend for torch ${Torch_VERSION} (${GRID_TORCH_PYTHON})")
-elseif(GRID_WITH_TORCH STREQUAL "ON")
-  message(FATAL_ERROR "GRID_WITH_TORCH=ON but: ${_grid_torch_why}")
-else()
-  message(STATUS "GRID: no PyTorch backend: ${_grid_torch_why}")
+grid_report_optional(TORCH "PyTorch backend for torch ${Torch_VERSION} (${GRID_TORCH_PYTHON})"
+                     "PyTorch backend" "${_grid_torch_why}")
+
+# ns-3 (Debian's libns3-dev 3.37) for grid-ns3, the packet-level simulator
+# in sim/ (docs/simulation.md). Where it is missing, grid-ns3 and its tests
+# are left out.
+set(GRID_WITH_NS3 "AUTO" CACHE STRING "grid-ns3 (sim/): AUTO, ON or OFF")
+set_property(CACHE GRID_WITH_NS3 PROPERTY STRINGS AUTO ON OFF)
+set(GRID_HAVE_NS3 OFF)
+if(NOT GRID_WITH_NS3 STREQUAL "OFF")
+  # Not find_package(ns3): Debian's ns3Targets.cmake names an executable of
+  # another package (raw-sock-creator) and fails the configure where that is
+  # not installed. The headers and three shared libraries are all grid-ns3
+  # needs; each library names its own dependencies.
+  find_path(GRID_NS3_INCLUDE_DIR ns3/simulator.h)
+  find_library(GRID_NS3_CORE ns3-core)
+  find_library(GRID_NS3_NETWORK ns3-network)
+  find_library(GRID_NS3_P2P ns3-point-to-point)
+  if(GRID_NS3_INCLUDE_DIR AND GRID_NS3_CORE AND GRID_NS3_NETWORK AND GRID_NS3_P2P)
+    set(GRID_HAVE_NS3 ON)
+    add_library(grid_ns3_deps INTERFACE)
+    target_include_directories(grid_ns3_deps SYSTEM INTERFACE ${GRID_NS3_INCLUDE_DIR})
+    target_link_libraries(grid_ns3_deps INTERFACE ${GRID_NS3_P2P} ${GRID_NS3_NETWORK} ${GRID_NS3_CORE})
+  endif()
 endif()
+grid_report_optional(NS3 "grid-ns3 with ${GRID_NS3_CORE}" "grid-ns3"
+                     "ns-3 not found (apt-get install libns3-dev)")
