@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "grid/topology.h"
+#include "grid/wire.h"
+#include "sim/ring.h"
 #include "sim/scenario.h"
 #include "sim/sweep.h"
 #include "tools/flags.h"
@@ -23,12 +25,17 @@ using namespace grid;
 constexpr char kUsage[] =
     "usage: grid-ns3 [--topology=SPEC|FILE] [--planners=grid,grid-paths,atp,switchml,geryon]\n"
     "                [--workers=N] [--elements=N] [--type=int32|float32] [--seed=S]\n"
-    "                [--faults=SPEC] [--timeout=DURATION] [--csv=FILE] [--sweep=N]\n"
+    "                [--frame=ELEMENTS] [--slots=P] [--atp=best-effort|reserve]\n"
+    "                [--faults=SPEC] [--timeout=DURATION] [--csv=FILE] [--ring] [--sweep=N]\n"
     "Runs one allreduce of --elements per rank on every planner's plan, packet by packet\n"
     "in ns-3 with the library's engines and switch pipeline, and prints per planner the\n"
     "communication time, the mean rank rate beside the flow model's (links and paper\n"
     "models), resends and drops, whether every element was right, and the run's digest\n"
-    "(the same inputs give the same digest).\n"
+    "(the same inputs give the same digest). --frame and --slots fix the job's frame\n"
+    "width and pool (default: chosen as grid-controller chooses them); --atp as\n"
+    "grid-controller's (best effort by default).\n"
+    "--ring: then a ring allreduce of the same bytes on the same hosts over ns-3's TCP\n"
+    "  (switches as IP routers), with GRID's time against it (faults do not apply).\n"
     "Faults (docs/simulation.md): loss=P,dup=P,reorder=P,seed=N;down=A-B@T;up=A-B@T;\n"
     "  restart=SWITCH@T;root@T;slow=RANK@T  (T like 2ms, 150us).\n"
     "--sweep=N [--verbose]: instead, N random fault schedules (seeds --seed, --seed+1, ...) over "
@@ -62,7 +69,7 @@ void Report(const sim::Scenario& sc, const sim::Outcome& out, std::FILE* csv) {
   const double paper = Mean(out.ranks, &sim::RankOutcome::paper_gbps);
   const double paper_min = Min(out.ranks, &sim::RankOutcome::paper_gbps);
   const double ms = absl::ToDoubleMilliseconds(out.comm_time);
-  std::printf("%-11s %10.3f %8.2f %8.2f %8.2f %8.2f %8llu %8llu %7.2f %6s %016llx\n",
+  std::printf("%-11s %10.3f %8.4g %8.4g %8.4g %8.4g %8llu %8llu %7.2f %6s %016llx\n",
               sc.planner.c_str(), ms, gbps, links, links_min, paper,
               static_cast<unsigned long long>(resends),
               static_cast<unsigned long long>(out.switch_drops), out.max_link_utilization,
@@ -74,9 +81,20 @@ void Report(const sim::Scenario& sc, const sim::Outcome& out, std::FILE* csv) {
                   o.status.ok() ? "wrong result" : std::string(o.status.message()).c_str());
     }
   }
-  std::printf("  aggregators: %s; %llu events in %.2f s\n",
-              absl::StrJoin(out.aggregators, " ").c_str(),
-              static_cast<unsigned long long>(out.events), out.wall_seconds);
+  uint64_t marked = 0, timeouts = 0;
+  absl::Duration rtt = absl::ZeroDuration();
+  for (const sim::RankOutcome& r : out.ranks) {
+    marked += r.stats.congestion_signals;
+    timeouts += r.stats.timeouts;
+    rtt = std::max(rtt, r.stats.min_rtt);
+  }
+  std::printf(
+      "  aggregators: %s; pool %u x %u elements; longest min RTT %s; %llu marked, %llu "
+      "timeouts; %llu events in %.2f s\n",
+      absl::StrJoin(out.aggregators, " ").c_str(), out.slots, out.elements,
+      absl::FormatDuration(rtt).c_str(), static_cast<unsigned long long>(marked),
+      static_cast<unsigned long long>(timeouts), static_cast<unsigned long long>(out.events),
+      out.wall_seconds);
   for (const auto& [reason, n] : out.drops_by_reason) {
     std::printf("  dropped as %s: %llu\n", reason.c_str(), static_cast<unsigned long long>(n));
   }
@@ -93,6 +111,34 @@ void Report(const sim::Scenario& sc, const sim::Outcome& out, std::FILE* csv) {
                  static_cast<unsigned long long>(out.events), out.wall_seconds);
   }
   std::fflush(stdout);
+}
+
+// --ring: the host ring on the same hosts and bytes, and each planner's
+// communication time against it.
+void RingReport(const tools::Flags& flags, const sim::Scenario& base,
+                const std::vector<topology::NodeId>& hosts,
+                const std::vector<std::pair<std::string, absl::Duration>>& grid_times,
+                std::FILE* csv) {
+  auto topology = topology::LoadTopology(base.topology);
+  if (!topology.ok()) flags.Exit(topology.status());
+  const uint64_t bytes = static_cast<uint64_t>(base.elements) * 4;
+  auto ring = sim::RunRing(*topology, hosts, bytes, base.seed);
+  if (!ring.ok()) flags.Exit(ring.status());
+  std::printf("%-11s %10.3f %8.2f   (TCP, %llu bytes per rank; %llu events in %.2f s)\n", "ring",
+              absl::ToDoubleMilliseconds(ring->comm_time), ring->gbps,
+              static_cast<unsigned long long>(ring->bytes_per_rank),
+              static_cast<unsigned long long>(ring->events), ring->wall_seconds);
+  for (const auto& [name, time] : grid_times) {
+    std::printf("  %s: %.3fx the ring's time\n", name.c_str(),
+                absl::FDivDuration(time, ring->comm_time));
+  }
+  if (csv != nullptr) {
+    std::fprintf(csv, "ring,%d,%zu,%llu,%.6f,%.4f,,,,,,,,,1,,%llu,%.3f\n",
+                 static_cast<int>(hosts.size()), base.elements,
+                 static_cast<unsigned long long>(base.seed),
+                 absl::ToDoubleMilliseconds(ring->comm_time), ring->gbps,
+                 static_cast<unsigned long long>(ring->events), ring->wall_seconds);
+  }
 }
 
 // --sweep: a clean run per planner gives the faults' targets, then each
@@ -163,13 +209,18 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
 int main(int argc, char** argv) {
   const tools::Flags flags("grid-ns3", argc, argv,
                            {"topology", "planners", "workers", "elements", "type", "seed", "faults",
-                            "timeout", "csv", "sweep", "verbose"},
+                            "timeout", "csv", "sweep", "verbose", "ring", "frame", "slots", "atp"},
                            kUsage);
   sim::Scenario base;
   base.topology = flags.String("topology", "testbed");
   base.workers = static_cast<int>(flags.Int("workers", 8, 1, 4096));
   base.elements = static_cast<size_t>(flags.Int("elements", 65536, 1, int64_t{1} << 30));
   base.seed = static_cast<uint64_t>(flags.Int("seed", 1, 0, INT64_MAX));
+  base.frame_elements = static_cast<uint16_t>(flags.Int("frame", 0, 0, wire::kMaxElements));
+  base.slots = static_cast<uint32_t>(flags.Int("slots", 0, 0, wire::kMaxSlots));
+  const std::string atp = flags.String("atp", "best-effort");
+  if (atp != "best-effort" && atp != "reserve") flags.Fail("--atp: best-effort or reserve");
+  base.planner_options.atp_best_effort = atp == "best-effort";
   const std::string type = flags.String("type", "int32");
   if (type != "int32" && type != "float32") flags.Fail("--type must be int32 or float32");
   base.type = type == "int32" ? DataType::kInt32 : DataType::kFloat32;
@@ -200,6 +251,8 @@ int main(int argc, char** argv) {
                  "events,wall_s\n");
   }
   bool all_exact = true;
+  std::vector<topology::NodeId> hosts;
+  std::vector<std::pair<std::string, absl::Duration>> grid_times;
   for (const std::string& name : planners) {
     sim::Scenario sc = base;
     sc.planner = name;
@@ -211,7 +264,10 @@ int main(int argc, char** argv) {
     }
     Report(sc, *out, csv);
     all_exact = all_exact && out->all_exact();
+    hosts = out->hosts;
+    grid_times.emplace_back(name, out->comm_time);
   }
+  if (flags.Get("ring")) RingReport(flags, base, hosts, grid_times, csv);
   if (csv != nullptr) std::fclose(csv);
   return all_exact ? 0 : 1;
 }

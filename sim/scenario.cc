@@ -221,7 +221,13 @@ absl::StatusOr<Planned> PlanScenario(const Scenario& sc) {
   request.workers = sc.workers;
   request.seed = sc.seed;
   request.planner = sc.planner;
+  request.planner_options = sc.planner_options;
   request.params.job_id = 1;
+  // 0: chosen as grid-controller chooses them by default (--elements=auto
+  // --slots=auto): from the MTU, the switches' width and memory, and the
+  // bandwidth-delay product of the topology's latencies.
+  request.params.elements = sc.frame_elements;
+  request.params.slots = sc.slots;
   request.params.token = static_cast<uint32_t>(util::Mix(sc.seed, 0x70ce)) | 1;
   auto job = control::PlanJob(p.topology, request);
   if (!job.ok()) return job.status();
@@ -341,6 +347,9 @@ absl::StatusOr<Outcome> RunScenario(const Scenario& sc) {
   Outcome out;
   out.aggregators = p.aggregators;
   out.root_host = p.topology.node(p.root.node).name;
+  for (const host_config::WorkerConfig& w : p.workers) out.hosts.push_back(w.node);
+  out.slots = p.workers[0].slots;
+  out.elements = p.workers[0].elements;
   // ns-3's simulator is global: whatever this run leaves (events, nodes)
   // goes with it, on every return. Its events are never run after the
   // nodes they point to are gone, only deleted.

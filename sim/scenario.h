@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "grid/options.h"
 #include "grid/planner.h"
+#include "grid/topology.h"
 #include "grid/types.h"
 #include "root/engine.h"
 #include "sim/fabric.h"
@@ -45,10 +46,20 @@ absl::StatusOr<FaultSchedule> ParseFaultSchedule(std::string_view spec);
 struct Scenario {
   std::string topology = "testbed";  // a generator spec or a JSON file
   std::string planner = "grid";
+  // ATP best effort, as grid-controller plans it by default (--atp).
+  planner::PlannerOptions planner_options = [] {
+    planner::PlannerOptions o;
+    o.atp_best_effort = true;
+    return o;
+  }();
   int workers = 8;
   uint64_t seed = 1;        // the job's hosts, its token and the ranks' data
   size_t elements = 65536;  // per rank
   DataType type = DataType::kInt32;
+  // The job's frame width and pool; 0: chosen as grid-controller chooses
+  // them by default (--elements=auto --slots=auto).
+  uint16_t frame_elements = 0;
+  uint32_t slots = 0;
   EngineOptions engine;
   FaultSchedule faults;
 };
@@ -67,6 +78,9 @@ struct Outcome {
   std::vector<RankOutcome> ranks;
   std::vector<std::string> aggregators;  // the plan's aggregation switches, by name
   std::string root_host;                 // the root's host, by name
+  std::vector<topology::NodeId> hosts;   // rank r's host
+  uint32_t slots = 0;                    // the job's pool
+  uint16_t elements = 0;                 // and frame width, as PlanJob chose them
   absl::Duration comm_time;              // until the last rank ended
   uint64_t digest = 0;
   FabricStats fabric;

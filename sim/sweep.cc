@@ -96,9 +96,10 @@ std::vector<std::string> Violations(const Outcome& out, absl::Duration timeout) 
 std::string ReplayCommand(const Scenario& s) {
   return absl::StrFormat(
       "grid-ns3 --topology='%s' --planners=%s --workers=%d --elements=%d --type=%s --seed=%d "
-      "--timeout=%s --faults='%s'",
+      "--frame=%d --slots=%d --atp=%s --timeout=%s --faults='%s'",
       s.topology, s.planner, s.workers, s.elements,
-      s.type == DataType::kInt32 ? "int32" : "float32", s.seed,
+      s.type == DataType::kInt32 ? "int32" : "float32", s.seed, s.frame_elements, s.slots,
+      s.planner_options.atp_best_effort ? "best-effort" : "reserve",
       absl::FormatDuration(s.engine.timeout), s.faults.ToSpec());
 }
 

@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "grid/topology.h"
 #include "gtest/gtest.h"
+#include "sim/ring.h"
 #include "sim/scenario.h"
 #include "sim/sweep.h"
 
@@ -134,6 +135,36 @@ TEST(Ns3Determinism, ASweepSeedReplaysFromItsPrintedSchedule) {
     ++compared;
   }
   EXPECT_EQ(compared, 8);
+}
+
+// The host ring over ns-3's TCP on the same hosts: every rank sends its
+// 2(N-1) steps, no faster than its link, the same time twice.
+TEST(Ns3Ring, SendsEveryStepAtMostAtLinkRateAndRepeats) {
+  auto clean = RunScenario(FatTree("grid", DataType::kInt32));
+  ASSERT_TRUE(clean.ok());
+  auto topology = topology::LoadTopology(kFatTree);
+  ASSERT_TRUE(topology.ok());
+  const uint64_t bytes = 1 << 20;
+  auto ring = RunRing(*topology, clean->hosts, bytes, 1);
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  const uint64_t n = clean->hosts.size();
+  EXPECT_EQ(ring->bytes_per_rank, 2 * (n - 1) * ((bytes + n - 1) / n));
+  // 100 Gbps host links: no rank sends faster.
+  EXPECT_GE(absl::ToDoubleSeconds(ring->comm_time), ring->bytes_per_rank * 8 / 100e9);
+  EXPECT_LE(ring->gbps, 100);
+  EXPECT_GT(ring->gbps, 10) << "TCP should fill a good part of an idle 100 Gbps path";
+  auto again = RunRing(*topology, clean->hosts, bytes, 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->comm_time, ring->comm_time);
+}
+
+TEST(Ns3Ring, RefusesANodeThatIsNotAHost) {
+  auto topology = topology::LoadTopology(kFatTree);
+  ASSERT_TRUE(topology.ok());
+  const topology::NodeId core = *topology->Find("core0");
+  const topology::NodeId host = *topology->Find("h0");
+  auto ring = RunRing(*topology, {host, core}, 1000, 1);
+  EXPECT_EQ(ring.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Ns3FaultSchedule, ParsesWhatItPrints) {
