@@ -126,19 +126,20 @@ set(GRID_HAVE_NS3 OFF)
 if(NOT GRID_WITH_NS3 STREQUAL "OFF")
   # Not find_package(ns3): Debian's ns3Targets.cmake names an executable of
   # another package (raw-sock-creator) and fails the configure where that is
-  # not installed. The headers and four shared libraries are all grid-ns3
+  # not installed. The headers and five shared libraries are all grid-ns3
   # needs; each library names its own dependencies.
   find_path(GRID_NS3_INCLUDE_DIR ns3/simulator.h)
   find_library(GRID_NS3_CORE ns3-core)
   find_library(GRID_NS3_NETWORK ns3-network)
   find_library(GRID_NS3_P2P ns3-point-to-point)
   find_library(GRID_NS3_INTERNET ns3-internet)  # the TCP ring baseline
+  find_library(GRID_NS3_NIX ns3-nix-vector-routing)  # and its routes
   if(GRID_NS3_INCLUDE_DIR AND GRID_NS3_CORE AND GRID_NS3_NETWORK AND GRID_NS3_P2P
-     AND GRID_NS3_INTERNET)
+     AND GRID_NS3_INTERNET AND GRID_NS3_NIX)
     set(GRID_HAVE_NS3 ON)
     add_library(grid_ns3_deps INTERFACE)
     target_include_directories(grid_ns3_deps SYSTEM INTERFACE ${GRID_NS3_INCLUDE_DIR})
-    target_link_libraries(grid_ns3_deps INTERFACE ${GRID_NS3_INTERNET} ${GRID_NS3_P2P}
+    target_link_libraries(grid_ns3_deps INTERFACE ${GRID_NS3_NIX} ${GRID_NS3_INTERNET} ${GRID_NS3_P2P}
                                                   ${GRID_NS3_NETWORK} ${GRID_NS3_CORE})
   endif()
 endif()

@@ -2,8 +2,8 @@
 // Gloo's and NCCL's rings (a reduce-scatter, then an allgather: 2(N-1)
 // steps in which each rank sends 1/N of the gradient to the next), over
 // ns-3's TCP on the same topology, hosts and links as a GRID run. The
-// switches are plain IPv4 routers (ns-3's global routing, one shortest path
-// per pair); a rank sends step s+1 once it has received step s, and
+// switches are plain IPv4 routers (ns-3's nix-vector routing, one shortest
+// path per pair); a rank sends step s+1 once it has received step s, and
 // reduces in no time.
 #ifndef GRID_SIM_RING_H_
 #define GRID_SIM_RING_H_
