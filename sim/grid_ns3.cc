@@ -26,6 +26,7 @@ constexpr char kUsage[] =
     "usage: grid-ns3 [--topology=SPEC|FILE] [--planners=grid,grid-paths,atp,switchml,geryon]\n"
     "                [--workers=N] [--elements=N] [--type=int32|float32] [--seed=S]\n"
     "                [--frame=ELEMENTS] [--slots=P] [--atp=best-effort|reserve]\n"
+    "                [--links=FILE]\n"
     "                [--faults=SPEC] [--timeout=DURATION] [--csv=FILE] [--ring] [--sweep=N]\n"
     "Runs one allreduce of --elements per rank on every planner's plan, packet by packet\n"
     "in ns-3 with the library's engines and switch pipeline, and prints per planner the\n"
@@ -33,7 +34,8 @@ constexpr char kUsage[] =
     "models), resends and drops, whether every element was right, and the run's digest\n"
     "(the same inputs give the same digest). --frame and --slots fix the job's frame\n"
     "width and pool (default: chosen as grid-controller chooses them); --atp as\n"
-    "grid-controller's (best effort by default).\n"
+    "grid-controller's (best effort by default). --links writes every link direction's\n"
+    "bytes and utilization per planner (CSV).\n"
     "--ring: then a ring allreduce of the same bytes on the same hosts over ns-3's TCP\n"
     "  (switches as IP routers), with GRID's time against it (faults do not apply).\n"
     "Faults (docs/simulation.md): loss=P,dup=P,reorder=P,seed=N;down=A-B@T;up=A-B@T;\n"
@@ -207,10 +209,11 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
 }  // namespace
 
 int main(int argc, char** argv) {
-  const tools::Flags flags("grid-ns3", argc, argv,
-                           {"topology", "planners", "workers", "elements", "type", "seed", "faults",
-                            "timeout", "csv", "sweep", "verbose", "ring", "frame", "slots", "atp"},
-                           kUsage);
+  const tools::Flags flags(
+      "grid-ns3", argc, argv,
+      {"topology", "planners", "workers", "elements", "type", "seed", "faults", "timeout", "csv",
+       "sweep", "verbose", "ring", "frame", "slots", "atp", "links"},
+      kUsage);
   sim::Scenario base;
   base.topology = flags.String("topology", "testbed");
   base.workers = static_cast<int>(flags.Int("workers", 8, 1, 4096));
@@ -250,6 +253,12 @@ int main(int argc, char** argv) {
                  "paper_gbps,paper_min_gbps,resends,switch_drops,lost,max_link_util,exact,digest,"
                  "events,wall_s\n");
   }
+  std::FILE* links = nullptr;
+  if (auto path = flags.Get("links")) {
+    links = std::fopen(path->c_str(), "w");
+    if (links == nullptr) flags.Error("cannot write " + *path);
+    std::fprintf(links, "planner,from,to,gbps,bytes,utilization\n");
+  }
   bool all_exact = true;
   std::vector<topology::NodeId> hosts;
   std::vector<std::pair<std::string, absl::Duration>> grid_times;
@@ -263,11 +272,18 @@ int main(int argc, char** argv) {
                   "links", "(min)", "paper", "resends", "drops", "maxlink", "exact", "digest");
     }
     Report(sc, *out, csv);
+    if (links != nullptr) {
+      for (const sim::Outcome::LinkLoad& l : out->links) {
+        std::fprintf(links, "%s,%s,%s,%g,%llu,%.4f\n", name.c_str(), l.from.c_str(), l.to.c_str(),
+                     l.gbps, static_cast<unsigned long long>(l.bytes), l.utilization);
+      }
+    }
     all_exact = all_exact && out->all_exact();
     hosts = out->hosts;
     grid_times.emplace_back(name, out->comm_time);
   }
   if (flags.Get("ring")) RingReport(flags, base, hosts, grid_times, csv);
   if (csv != nullptr) std::fclose(csv);
+  if (links != nullptr) std::fclose(links);
   return all_exact ? 0 : 1;
 }

@@ -309,8 +309,15 @@ void CollectFabric(const Planned& p, const Fabric& fabric, Outcome& out) {
   }
   const double seconds = absl::ToDoubleSeconds(out.comm_time);
   for (topology::ArcId arc = 0; arc < p.topology.num_arcs() && seconds > 0; ++arc) {
-    const double gbps = static_cast<double>(fabric.arc_bytes()[arc]) * 8 / seconds / 1e9;
-    out.max_link_utilization = std::max(out.max_link_utilization, gbps / p.topology.ArcGbps(arc));
+    const uint64_t bytes = fabric.arc_bytes()[arc];
+    const double utilization =
+        static_cast<double>(bytes) * 8 / seconds / 1e9 / p.topology.ArcGbps(arc);
+    out.max_link_utilization = std::max(out.max_link_utilization, utilization);
+    if (bytes > 0) {
+      out.links.push_back({p.topology.node(p.topology.ArcFrom(arc)).name,
+                           p.topology.node(p.topology.ArcTo(arc)).name, p.topology.ArcGbps(arc),
+                           bytes, utilization});
+    }
   }
 }
 

@@ -88,6 +88,15 @@ struct Outcome {
   uint64_t switch_drops = 0;  // the pipelines' drops, every reason
   std::vector<std::pair<std::string, uint64_t>> drops_by_reason;
   double max_link_utilization = 0;  // the busiest link direction's bytes over comm_time
+  // Every link direction that carried a frame: its ends, rate, and the
+  // bytes it carried over comm_time as a fraction of its rate.
+  struct LinkLoad {
+    std::string from, to;
+    double gbps = 0;
+    uint64_t bytes = 0;
+    double utilization = 0;
+  };
+  std::vector<LinkLoad> links;
   uint64_t events = 0;
   double wall_seconds = 0;
   bool all_exact() const;
