@@ -17,7 +17,8 @@ build=${2:-build/asan}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 # FUZZERS: a subset, e.g. "wire_fuzz root_fuzz".
 read -r -a fuzzers <<< "${FUZZERS:-wire_fuzz topology_fuzz plan_fuzz pipeline_fuzz \
-switch_config_fuzz host_config_fuzz root_fuzz p4_entries_fuzz node_status_fuzz}"
+switch_config_fuzz host_config_fuzz root_fuzz p4_entries_fuzz node_status_fuzz \
+fault_schedule_fuzz}"
 
 if [ ! -x "$build/tests/fuzz/grid_fuzz_seeds" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -37,10 +38,10 @@ mkdir -p "$runs"
 # The seed kind and -max_len of each target, as tests/fuzz/CMakeLists.txt.
 declare -A kind=([wire_fuzz]=wire [topology_fuzz]=topology [plan_fuzz]=plan
   [pipeline_fuzz]=pipeline [switch_config_fuzz]=switch [host_config_fuzz]=host [root_fuzz]=root
-  [p4_entries_fuzz]=p4_entries [node_status_fuzz]=node)
+  [p4_entries_fuzz]=p4_entries [node_status_fuzz]=node [fault_schedule_fuzz]=fault_schedule)
 declare -A max_len=([wire_fuzz]=4300 [topology_fuzz]=8192 [plan_fuzz]=16384
   [pipeline_fuzz]=4300 [switch_config_fuzz]=16384 [host_config_fuzz]=8192 [root_fuzz]=4300
-  [p4_entries_fuzz]=16384 [node_status_fuzz]=4096)
+  [p4_entries_fuzz]=16384 [node_status_fuzz]=4096 [fault_schedule_fuzz]=1024)
 
 run() {  # run NAME: fuzz, then merge what it found into the kept corpus
   local name=$1 dir=$runs/$1 kept=$root/tests/fuzz/corpus/$1 status=0

@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   std::error_code error;
-  for (const char* sub :
-       {"wire", "topology", "plan", "pipeline", "switch", "host", "root", "p4_entries", "node"}) {
+  for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch", "host", "root",
+                          "p4_entries", "node", "fault_schedule"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -159,10 +159,18 @@ int main(int argc, char** argv) {
   }
   // What nodes and ranks write in the store (node/status.h, api/health.h),
   // as the text formats are specified there.
-  if (!Write(dir / "node" / "switch", "Sswitch 1765000000250 1765000000000 run\n"
-                                      "7 16909060 0 12 0 0 0 3\n65535 1 1 0 0 0 0 0\n") ||
+  if (!Write(dir / "node" / "switch",
+             "Sswitch 1765000000250 1765000000000 run\n"
+             "7 16909060 0 12 0 0 0 3\n65535 1 1 0 0 0 0 0\n") ||
       !Write(dir / "node" / "root", "Sroot 1765000000250 1765000000000 end\n") ||
       !Write(dir / "node" / "heartbeat", "H12 1765000000250 run")) {
+    return 1;
+  }
+  // grid-ns3's fault schedules (docs/simulation.md), as --faults takes them.
+  if (!Write(dir / "fault_schedule" / "all",
+             "loss=0.01,dup=0.02,reorder=0.03,seed=9;down=S1-S2@2ms;up=S1-S2@3ms;"
+             "restart=S3@150us;root@4ms;slow=2@1ms") ||
+      !Write(dir / "fault_schedule" / "links", "loss=0.039868477496893061,seed=1")) {
     return 1;
   }
   return 0;
