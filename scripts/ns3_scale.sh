@@ -8,14 +8,17 @@
 #   paper  switch-to-switch links made fast enough never to bind
 #          (fabric=100000), so only the hosts' links, the PS ingress and C_s do
 #          (the paper model).
-# Each run also times a TCP ring on the same hosts (--ring). Writes
+# ATP reserves C_s (--atp=reserve: its steady state, the plan the flow
+# model evaluates). Each run also times a TCP ring on the same hosts
+# (--ring). Writes
 # OUT/scale.csv (grid-ns3's rows, with regime and seed), OUT/scale.md (the
 # means, each planner's rate against the flow model's, and grid's reductions
 # beside the model's and the paper's) and OUT/scale.png (gnuplot).
 #
 #   scripts/ns3_scale.sh [GRID_NS3] [OUT_DIR]
 #   env: SEEDS (3), ELEMENTS (2500000 per rank: 10 MB), WORKERS (100),
-#        REGIMES ("links paper"), PLANNERS (grid,grid-paths,atp,switchml,geryon)
+#        REGIMES ("links paper"), PLANNERS (grid,grid-paths,atp,switchml,geryon),
+#        RENDER_ONLY (1: no runs, the tables and plot from OUT/scale.csv again)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ns3=${1:-build/release/sim/grid-ns3}
@@ -30,13 +33,14 @@ mkdir -p "$out"
 
 csv="$out/scale.csv"
 first=1
+[ "${RENDER_ONLY:-0}" = 1 ] && regimes=""
 for regime in $regimes; do
   for seed in $(seq 1 "$seeds"); do
     spec="fattree:k=8,hosts=6,prog=random:0.2,cap=uniform:100:3200,seed=$seed"
     [ "$regime" = paper ] && spec="$spec,fabric=100000"
     echo "ns3_scale: $regime seed $seed ($spec)" >&2
     "$ns3" --topology="$spec" --workers="$workers" --elements="$elements" --seed="$seed" \
-      --planners="$planners" --ring --csv="$out/run.csv" >&2
+      --planners="$planners" --atp=reserve --ring --csv="$out/run.csv" >&2
     if [ $first = 1 ]; then
       echo "regime,$(head -1 "$out/run.csv")" > "$csv"
       first=0
@@ -45,6 +49,7 @@ for regime in $regimes; do
   done
 done
 rm -f "$out/run.csv"
+[ -s "$csv" ] || { echo "ns3_scale: no $csv" >&2; exit 1; }
 
 # Means per (regime, planner). Columns (after regime): planner, workers,
 # elements, seed, comm_ms, mean_gbps, links_gbps, links_min_gbps,

@@ -206,14 +206,8 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
   return broken == 0 ? 0 : 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const tools::Flags flags(
-      "grid-ns3", argc, argv,
-      {"topology", "planners", "workers", "elements", "type", "seed", "faults", "timeout", "csv",
-       "sweep", "verbose", "ring", "frame", "slots", "atp", "links"},
-      kUsage);
+// The scenario the flags describe, every planner's but for `planner`.
+sim::Scenario ScenarioFromFlags(const tools::Flags& flags) {
   sim::Scenario base;
   base.topology = flags.String("topology", "testbed");
   base.workers = static_cast<int>(flags.Int("workers", 8, 1, 4096));
@@ -238,27 +232,39 @@ int main(int argc, char** argv) {
     if (!faults.ok()) flags.Exit(faults.status());
     base.faults = *faults;
   }
+  return base;
+}
+
+// The CSV file flag `key` names, its header written; null without the flag.
+std::FILE* OpenCsv(const tools::Flags& flags, const std::string& key, const char* header) {
+  auto path = flags.Get(key);
+  if (!path) return nullptr;
+  std::FILE* f = std::fopen(path->c_str(), "w");
+  if (f == nullptr) flags.Error("cannot write " + *path);
+  std::fprintf(f, "%s\n", header);
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const tools::Flags flags(
+      "grid-ns3", argc, argv,
+      {"topology", "planners", "workers", "elements", "type", "seed", "faults", "timeout", "csv",
+       "sweep", "verbose", "ring", "frame", "slots", "atp", "links"},
+      kUsage);
+  const sim::Scenario base = ScenarioFromFlags(flags);
   const std::vector<std::string> planners =
       absl::StrSplit(flags.String("planners", "grid,grid-paths,atp,switchml,geryon"), ',');
   if (flags.Get("sweep")) {
     return Sweep(flags, base, planners, static_cast<int>(flags.Int("sweep", 200, 1, 1000000)),
                  flags.Get("verbose").has_value());
   }
-  std::FILE* csv = nullptr;
-  if (auto path = flags.Get("csv")) {
-    csv = std::fopen(path->c_str(), "w");
-    if (csv == nullptr) flags.Error("cannot write " + *path);
-    std::fprintf(csv,
-                 "planner,workers,elements,seed,comm_ms,mean_gbps,links_gbps,links_min_gbps,"
-                 "paper_gbps,paper_min_gbps,resends,switch_drops,lost,max_link_util,exact,digest,"
-                 "events,wall_s\n");
-  }
-  std::FILE* links = nullptr;
-  if (auto path = flags.Get("links")) {
-    links = std::fopen(path->c_str(), "w");
-    if (links == nullptr) flags.Error("cannot write " + *path);
-    std::fprintf(links, "planner,from,to,gbps,bytes,utilization\n");
-  }
+  std::FILE* csv = OpenCsv(flags, "csv",
+                           "planner,workers,elements,seed,comm_ms,mean_gbps,links_gbps,"
+                           "links_min_gbps,paper_gbps,paper_min_gbps,resends,switch_drops,lost,"
+                           "max_link_util,exact,digest,events,wall_s");
+  std::FILE* links = OpenCsv(flags, "links", "planner,from,to,gbps,bytes,utilization");
   bool all_exact = true;
   std::vector<topology::NodeId> hosts;
   std::vector<std::pair<std::string, absl::Duration>> grid_times;
@@ -272,11 +278,10 @@ int main(int argc, char** argv) {
                   "links", "(min)", "paper", "resends", "drops", "maxlink", "exact", "digest");
     }
     Report(sc, *out, csv);
-    if (links != nullptr) {
-      for (const sim::Outcome::LinkLoad& l : out->links) {
-        std::fprintf(links, "%s,%s,%s,%g,%llu,%.4f\n", name.c_str(), l.from.c_str(), l.to.c_str(),
-                     l.gbps, static_cast<unsigned long long>(l.bytes), l.utilization);
-      }
+    for (const sim::Outcome::LinkLoad& l : out->links) {
+      if (links == nullptr) break;
+      std::fprintf(links, "%s,%s,%s,%g,%llu,%.4f\n", name.c_str(), l.from.c_str(), l.to.c_str(),
+                   l.gbps, static_cast<unsigned long long>(l.bytes), l.utilization);
     }
     all_exact = all_exact && out->all_exact();
     hosts = out->hosts;
