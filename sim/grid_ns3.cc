@@ -26,7 +26,7 @@ constexpr char kUsage[] =
     "usage: grid-ns3 [--topology=SPEC|FILE] [--planners=grid,grid-paths,atp,switchml,geryon]\n"
     "                [--workers=N] [--elements=N] [--type=int32|float32] [--seed=S]\n"
     "                [--frame=ELEMENTS] [--slots=P] [--atp=best-effort|reserve]\n"
-    "                [--links=FILE]\n"
+    "                [--links=FILE] [--mark=FRAMES]\n"
     "                [--faults=SPEC] [--timeout=DURATION] [--csv=FILE] [--ring] [--sweep=N]\n"
     "Runs one allreduce of --elements per rank on every planner's plan, packet by packet\n"
     "in ns-3 with the library's engines and switch pipeline, and prints per planner the\n"
@@ -35,7 +35,8 @@ constexpr char kUsage[] =
     "(the same inputs give the same digest). --frame and --slots fix the job's frame\n"
     "width and pool (default: chosen as grid-controller chooses them); --atp as\n"
     "grid-controller's (best effort by default). --links writes every link direction's\n"
-    "bytes and utilization per planner (CSV).\n"
+    "bytes and utilization per planner (CSV). --mark sets the switches' CONGESTION\n"
+    "threshold (queued frames; default the tables', 64).\n"
     "--ring: then a ring allreduce of the same bytes on the same hosts over ns-3's TCP\n"
     "  (switches as IP routers), with GRID's time against it (faults do not apply).\n"
     "Faults (docs/simulation.md): loss=P,dup=P,reorder=P,seed=N;down=A-B@T;up=A-B@T;\n"
@@ -215,6 +216,7 @@ sim::Scenario ScenarioFromFlags(const tools::Flags& flags) {
   base.seed = static_cast<uint64_t>(flags.Int("seed", 1, 0, INT64_MAX));
   base.frame_elements = static_cast<uint16_t>(flags.Int("frame", 0, 0, wire::kMaxElements));
   base.slots = static_cast<uint32_t>(flags.Int("slots", 0, 0, wire::kMaxSlots));
+  base.congestion_threshold = static_cast<uint32_t>(flags.Int("mark", 0, 0, 1 << 30));
   const std::string atp = flags.String("atp", "best-effort");
   if (atp != "best-effort" && atp != "reserve") flags.Fail("--atp: best-effort or reserve");
   base.planner_options.atp_best_effort = atp == "best-effort";
@@ -251,7 +253,7 @@ int main(int argc, char** argv) {
   const tools::Flags flags(
       "grid-ns3", argc, argv,
       {"topology", "planners", "workers", "elements", "type", "seed", "faults", "timeout", "csv",
-       "sweep", "verbose", "ring", "frame", "slots", "atp", "links"},
+       "sweep", "verbose", "ring", "frame", "slots", "atp", "links", "mark"},
       kUsage);
   const sim::Scenario base = ScenarioFromFlags(flags);
   const std::vector<std::string> planners =

@@ -242,6 +242,9 @@ absl::StatusOr<Planned> PlanScenario(const Scenario& sc) {
   auto paper = planner::Evaluate(p.topology, job->plan, planner::Model::kPaper);
   if (!paper.ok()) return paper.status();
   p.switches = *std::move(switches);
+  if (sc.congestion_threshold > 0) {
+    for (auto& [node, config] : p.switches) config.congestion_threshold = sc.congestion_threshold;
+  }
   p.workers = *std::move(workers);
   p.root = *std::move(root);
   p.links = *std::move(links);

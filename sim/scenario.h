@@ -60,6 +60,9 @@ struct Scenario {
   // them by default (--elements=auto --slots=auto).
   uint16_t frame_elements = 0;
   uint32_t slots = 0;
+  // The switches' CONGESTION mark threshold, in queued frames; 0: the
+  // tables' default (sw::SwitchConfig::congestion_threshold).
+  uint32_t congestion_threshold = 0;
   EngineOptions engine;
   FaultSchedule faults;
 };
