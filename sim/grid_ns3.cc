@@ -64,8 +64,7 @@ double Min(const std::vector<sim::RankOutcome>& ranks, double sim::RankOutcome::
 // slowest contributor of each chunk, so the packet-level rates sit near the
 // model's minimum, not its mean (docs/simulation.md, "Reading the rates").
 void Report(const sim::Scenario& sc, const sim::Outcome& out, std::FILE* csv) {
-  uint64_t resends = 0;
-  for (const sim::RankOutcome& r : out.ranks) resends += r.stats.retransmissions;
+  const uint64_t resends = out.resends();
   const double gbps = Mean(out.ranks, &sim::RankOutcome::gbps);
   const double links = Mean(out.ranks, &sim::RankOutcome::links_gbps);
   const double links_min = Min(out.ranks, &sim::RankOutcome::links_gbps);
@@ -189,12 +188,10 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
           break;
         }
       }
-      uint64_t resends = 0;
-      for (const sim::RankOutcome& r : out->ranks) resends += r.stats.retransmissions;
       std::printf("seed %llu %s %.3f ms, %llu resends, %llu lost, %llu queue drops: %s\n  %s\n",
                   static_cast<unsigned long long>(base.seed + static_cast<uint64_t>(i)),
                   sc.planner.c_str(), absl::ToDoubleMilliseconds(out->comm_time),
-                  static_cast<unsigned long long>(resends),
+                  static_cast<unsigned long long>(out->resends()),
                   static_cast<unsigned long long>(out->fabric.lost),
                   static_cast<unsigned long long>(out->fabric.switch_queue_drops),
                   first_error.c_str(), sc.faults.ToSpec().c_str());

@@ -194,6 +194,12 @@ absl::StatusOr<FaultSchedule> ParseFaultSchedule(std::string_view spec) {
   return f;
 }
 
+uint64_t Outcome::resends() const {
+  uint64_t n = 0;
+  for (const RankOutcome& r : ranks) n += r.stats.retransmissions;
+  return n;
+}
+
 bool Outcome::all_exact() const {
   return std::all_of(ranks.begin(), ranks.end(),
                      [](const RankOutcome& r) { return r.status.ok() && r.exact; });

@@ -103,6 +103,7 @@ struct Outcome {
   uint64_t events = 0;
   double wall_seconds = 0;
   bool all_exact() const;
+  uint64_t resends() const;  // the ranks' retransmissions, summed
 };
 
 // Runs `scenario` in ns-3. The error names what could not be set up (the
