@@ -30,6 +30,7 @@ for tool in simple_switch simple_switch_CLI ip nft; do
   command -v "$tool" >/dev/null || { echo "bmv2_testbed: $tool not found" >&2; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "bmv2_testbed: needs root for network namespaces" >&2; exit 77; }
+why=$(netns_probe) || { echo "bmv2_testbed: skipped: no network namespaces here: $why" >&2; exit 77; }
 if [ "$transport" = af_packet ] && "$tools/grid-switch" --help | grep -q "built without DPDK"; then
   echo "bmv2_testbed: skipped: the hosts' af_packet transport needs DPDK (GRID_WITH_DPDK)" >&2
   exit 77

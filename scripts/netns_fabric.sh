@@ -7,6 +7,7 @@
 # namespace per switch, simple_switch's stay here. Sourced by
 # scripts/bmv2_testbed.sh. Needs root (CAP_NET_ADMIN) and iproute2.
 #
+#   netns_probe                          whether namespaces and veths can be made here
 #   netns_up STORE_DIR udp|af_packet     create namespaces and veths, configure hosts
 #   netns_down PREFIX                    delete them (idempotent)
 #   netns_loss IF NS PERCENT             random loss of what IF (in NS, "-": here) sends
@@ -15,6 +16,32 @@ netns_run() {  # NS COMMAND...: in namespace NS, or here for "-"
   local ns=$1
   shift
   if [ "$ns" = "-" ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+
+# Root is not always enough: in a chroot or a container without mount
+# propagation `ip netns add` fails ("mount --make-rslave /"), and a kernel
+# without veth refuses the pairs. Makes one namespace with a veth pair in
+# it, runs a command there and removes it; on failure prints what ip said
+# and returns 1, so callers skip (exit 77) with the reason instead of
+# failing midway.
+netns_probe() {
+  local ns=gridprobe$$ err
+  if ! err=$(ip netns add "$ns" 2>&1); then
+    echo "ip netns add: ${err:-failed}"
+    return 1
+  fi
+  if ! err=$(ip -n "$ns" link add gprobea type veth peer name gprobeb 2>&1); then
+    ip netns del "$ns" 2>/dev/null
+    echo "ip link add type veth: ${err:-failed}"
+    return 1
+  fi
+  if ! err=$(ip netns exec "$ns" true 2>&1); then
+    ip netns del "$ns" 2>/dev/null
+    echo "ip netns exec: ${err:-failed}"
+    return 1
+  fi
+  ip netns del "$ns" 2>/dev/null
+  return 0
 }
 
 netns_up() {

@@ -36,6 +36,7 @@ if [ "$mpi" = 1 ] && ! command -v mpirun >/dev/null; then
   exit 77
 fi
 [ "$(id -u)" -eq 0 ] || { echo "netns_perf: needs root for network namespaces" >&2; exit 77; }
+why=$(netns_probe) || { echo "netns_perf: skipped: no network namespaces here: $why" >&2; exit 77; }
 if "$tools/grid-switch" --help | grep -q "built without DPDK"; then
   echo "netns_perf: skipped: grid-switch's af_packet ports need DPDK (GRID_WITH_DPDK)" >&2
   exit 77
