@@ -79,7 +79,8 @@ for run in $(seq 1 "$repeat"); do
       continue
     fi
     GRID_TIMEOUT_MS=120000 fabric_ranks 8 "$tools/grid-allreduce-check" \
-      --iterations="$iterations" --count="$count" --types=float32 --compute-ms="$compute_ms"
+      --iterations="$iterations" --count="$count" --types=float32 --compute-ms="$compute_ms" \
+      --call-times
     status=0
     fabric_wait_ranks || status=1
     fabric_stop
@@ -99,6 +100,8 @@ done
 # if a run failed or a result was wrong.
 /usr/bin/env python3 - "$out" "$regime" "$planners" "$repeat" "$scale" <<'EOF'
 import json, os, re, statistics, sys
+sys.path.insert(0, "scripts")  # run from the repository root
+from grid_logs import last_json
 
 out, regime, planners, repeat = sys.argv[1], sys.argv[2], sys.argv[3].split(), int(sys.argv[4])
 scale = float(sys.argv[5])
@@ -113,18 +116,6 @@ def model_mbps(d):
                 return float(m.group(2)) * scale * 1e3
     except OSError:
         pass
-    return None
-
-def last_json(path):
-    try:
-        lines = [l for l in open(path) if l.startswith("{")]
-    except OSError:
-        return None
-    for line in reversed(lines):
-        try:
-            return json.loads(line)
-        except ValueError:
-            pass
     return None
 
 def ms(values, digits=1):

@@ -103,14 +103,15 @@ void Report(const sim::Scenario& sc, const sim::Outcome& out, std::FILE* csv) {
   if (csv != nullptr) {
     std::fprintf(csv,
                  "%s,%d,%zu,%llu,%.6f,%.4f,%.4f,%.4f,%.4f,%.4f,%llu,%llu,%llu,%.4f,%d,%016llx,%llu,"
-                 "%.3f\n",
+                 "%.3f,%.6f,%.0f\n",
                  sc.planner.c_str(), static_cast<int>(out.ranks.size()), sc.elements,
                  static_cast<unsigned long long>(sc.seed), ms, gbps, links, links_min, paper,
                  paper_min, static_cast<unsigned long long>(resends),
                  static_cast<unsigned long long>(out.switch_drops),
                  static_cast<unsigned long long>(out.fabric.lost), out.max_link_utilization,
                  out.all_exact() ? 1 : 0, static_cast<unsigned long long>(out.digest),
-                 static_cast<unsigned long long>(out.events), out.wall_seconds);
+                 static_cast<unsigned long long>(out.events), out.wall_seconds,
+                 absl::ToDoubleMilliseconds(out.slowest_rank()), out.bytes_per_rank());
   }
   std::fflush(stdout);
 }
@@ -135,11 +136,13 @@ void RingReport(const tools::Flags& flags, const sim::Scenario& base,
                 absl::FDivDuration(time, ring->comm_time));
   }
   if (csv != nullptr) {
-    std::fprintf(csv, "ring,%d,%zu,%llu,%.6f,%.4f,,,,,,,,,1,,%llu,%.3f\n",
+    std::fprintf(csv, "ring,%d,%zu,%llu,%.6f,%.4f,,,,,,,,,1,,%llu,%.3f,%.6f,%llu\n",
                  static_cast<int>(hosts.size()), base.elements,
                  static_cast<unsigned long long>(base.seed),
                  absl::ToDoubleMilliseconds(ring->comm_time), ring->gbps,
-                 static_cast<unsigned long long>(ring->events), ring->wall_seconds);
+                 static_cast<unsigned long long>(ring->events), ring->wall_seconds,
+                 absl::ToDoubleMilliseconds(ring->comm_time),
+                 static_cast<unsigned long long>(ring->bytes_per_rank));
   }
 }
 
@@ -259,10 +262,11 @@ int main(int argc, char** argv) {
     return Sweep(flags, base, planners, static_cast<int>(flags.Int("sweep", 200, 1, 1000000)),
                  flags.Get("verbose").has_value());
   }
-  std::FILE* csv = OpenCsv(flags, "csv",
-                           "planner,workers,elements,seed,comm_ms,mean_gbps,links_gbps,"
-                           "links_min_gbps,paper_gbps,paper_min_gbps,resends,switch_drops,lost,"
-                           "max_link_util,exact,digest,events,wall_s");
+  std::FILE* csv =
+      OpenCsv(flags, "csv",
+              "planner,workers,elements,seed,comm_ms,mean_gbps,links_gbps,"
+              "links_min_gbps,paper_gbps,paper_min_gbps,resends,switch_drops,lost,"
+              "max_link_util,exact,digest,events,wall_s,slowest_rank_ms,bytes_per_rank");
   std::FILE* links = OpenCsv(flags, "links", "planner,from,to,gbps,bytes,utilization");
   bool all_exact = true;
   std::vector<topology::NodeId> hosts;

@@ -200,6 +200,18 @@ uint64_t Outcome::resends() const {
   return n;
 }
 
+absl::Duration Outcome::slowest_rank() const {
+  absl::Duration d = absl::ZeroDuration();
+  for (const RankOutcome& r : ranks) d = std::max(d, r.elapsed);
+  return d;
+}
+
+double Outcome::bytes_per_rank() const {
+  double bytes = 0;
+  for (const RankOutcome& r : ranks) bytes += static_cast<double>(r.stats.bytes_sent);
+  return ranks.empty() ? 0 : bytes / static_cast<double>(ranks.size());
+}
+
 bool Outcome::all_exact() const {
   return std::all_of(ranks.begin(), ranks.end(),
                      [](const RankOutcome& r) { return r.status.ok() && r.exact; });

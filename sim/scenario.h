@@ -104,6 +104,11 @@ struct Outcome {
   double wall_seconds = 0;
   bool all_exact() const;
   uint64_t resends() const;  // the ranks' retransmissions, summed
+  // The longest time a rank spent in its allreduce, from its own start: what
+  // a testbed that times each rank's AllReduce call reports (with late
+  // starts, it is less than comm_time).
+  absl::Duration slowest_rank() const;
+  double bytes_per_rank() const;  // the ranks' bytes sent, resends included, averaged
 };
 
 // Runs `scenario` in ns-3. The error names what could not be set up (the

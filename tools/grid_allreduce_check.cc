@@ -5,10 +5,13 @@
 // int32 exactly, float32 against the numerics bound of its block.
 //
 //   grid-allreduce-check [--iterations=3] [--count=20000] [--types=int32,float32]
-//                        [--seconds=S] [--compute-ms=C]
+//                        [--seconds=S] [--compute-ms=C] [--call-times]
 //
 // --compute-ms emulates training's compute phase: each iteration first
 // sleeps C ms (forward and backward pass), then allreduces its gradient.
+// --call-times adds each AllReduce's entry and exit (µs on the machine's
+// clock, which every process of a one-machine testbed shares): how far apart
+// the ranks enter an operation, which the slowest rank's time includes.
 //
 // Prints one JSON line: correctness, the communication time per iteration
 // (the allreduce calls only), the iteration time (compute plus
@@ -20,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -60,13 +64,24 @@ struct Tally {
   absl::Duration in_allreduce;  // time in AllReduce calls only
   absl::Duration in_compute;    // time in the emulated compute phase
   int done = 0;                 // iterations
+  // Each checked AllReduce's entry and exit, when asked (--call-times).
+  bool record_calls = false;
+  std::vector<std::pair<absl::Time, absl::Time>> calls;
 };
+
+// Times one checked AllReduce into the tally.
+template <typename Call>
+void Timed(Tally& t, Call call) {
+  const absl::Time t0 = absl::Now();
+  t.failure = call();
+  const absl::Time t1 = absl::Now();
+  t.in_allreduce += t1 - t0;
+  if (t.record_calls) t.calls.emplace_back(t0, t1);
+}
 
 void CheckInt32(grid::Communicator& c, int it, size_t count, Tally& t) {
   std::vector<int32_t> v = Ints(c.rank(), it, count);
-  const absl::Time t0 = absl::Now();
-  t.failure = c.AllReduce(v.data(), v.data(), count, DataType::kInt32);
-  t.in_allreduce += absl::Now() - t0;
+  Timed(t, [&] { return c.AllReduce(v.data(), v.data(), count, DataType::kInt32); });
   if (!t.failure.ok()) return;
   std::vector<int32_t> expected(count, 0);
   for (int r = 0; r < c.world_size(); ++r) {
@@ -81,9 +96,7 @@ void CheckFloat32(grid::Communicator& c, int it, size_t count, Tally& t) {
   const int world = c.world_size();
   const std::vector<float> mine = Floats(c.rank(), it, count);
   std::vector<float> out(count);
-  const absl::Time t0 = absl::Now();
-  t.failure = c.AllReduce(mine.data(), out.data(), count, DataType::kFloat32);
-  t.in_allreduce += absl::Now() - t0;
+  Timed(t, [&] { return c.AllReduce(mine.data(), out.data(), count, DataType::kFloat32); });
   if (!t.failure.ok()) return;
   std::vector<std::vector<float>> all;
   for (int r = 0; r < world; ++r) all.push_back(Floats(r, it, count));
@@ -111,6 +124,15 @@ void CheckFloat32(grid::Communicator& c, int it, size_t count, Tally& t) {
 void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
   const grid::CommunicatorStats s = c.stats();
   const double comm_s = absl::ToDoubleSeconds(t.in_allreduce);
+  std::string calls;
+  if (t.record_calls) {
+    calls = ",\"calls\":[";
+    for (const auto& [enter, leave] : t.calls) {
+      absl::StrAppendFormat(&calls, "%s[%d,%d]", calls.back() == '[' ? "" : ",",
+                            absl::ToUnixMicros(enter), absl::ToUnixMicros(leave));
+    }
+    calls += "]";
+  }
   std::printf(
       "{\"rank\":%d,\"ok\":%s,\"wrong\":%llu,\"worst_error_over_bound\":%.3f,\"seconds\":%.3f,"
       "\"comm_ms_per_iteration\":%.3f,\"iteration_ms\":%.3f,\"send_mbps\":%.3f,"
@@ -118,7 +140,7 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
       "\"operations\":%llu,\"packets_sent\":%llu,\"packets_received\":%llu,"
       "\"retransmissions\":%llu,\"early_retransmissions\":%llu,\"duplicate_results\":%llu,"
       "\"timeouts\":%llu,\"foreign\":%llu,"
-      "\"error\":\"%s\"}\n",
+      "\"error\":\"%s\"%s}\n",
       c.rank(), t.failure.ok() && t.wrong == 0 ? "true" : "false",
       static_cast<unsigned long long>(t.wrong), t.worst, seconds,
       1e3 * comm_s / std::max(t.done, 1),
@@ -131,7 +153,7 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
       static_cast<unsigned long long>(s.early_retransmissions),
       static_cast<unsigned long long>(s.duplicate_results),
       static_cast<unsigned long long>(s.timeouts), static_cast<unsigned long long>(s.foreign),
-      std::string(t.failure.message()).c_str());
+      std::string(t.failure.message()).c_str(), calls.c_str());
   std::fflush(stdout);
 }
 
@@ -139,10 +161,12 @@ void PrintResult(grid::Communicator& c, const Tally& t, double seconds) {
 
 int main(int argc, char** argv) {
   const grid::tools::Flags flags(
-      "grid-allreduce-check", argc, argv, {"iterations", "count", "types", "seconds", "compute-ms"},
+      "grid-allreduce-check", argc, argv,
+      {"iterations", "count", "types", "seconds", "compute-ms", "call-times"},
       "usage: grid-allreduce-check [--iterations=N] [--count=N] [--types=int32,float32]\n"
-      "                            [--seconds=S] [--compute-ms=C]\n"
+      "                            [--seconds=S] [--compute-ms=C] [--call-times]\n"
       "--compute-ms: an emulated compute phase of C ms before each iteration's allreduces\n"
+      "--call-times: print each checked AllReduce's entry and exit (us since the epoch)\n"
       "--seconds: stop after the iteration that passes S seconds (every rank the same way:\n"
       "rank 0 decides and the others learn it through an allreduce)\n");
   const int iterations = static_cast<int>(flags.Int("iterations", 3, 1, 100000));
@@ -161,6 +185,7 @@ int main(int argc, char** argv) {
   }
   grid::Communicator& c = **comm;
   Tally t;
+  t.record_calls = flags.Get("call-times").has_value();
   const absl::Time start = absl::Now();
   for (int it = 0; it < iterations && t.failure.ok(); ++it, ++t.done) {
     if (seconds_limit > 0) {
