@@ -18,7 +18,9 @@
 #   scripts/ns3_scale.sh [GRID_NS3] [OUT_DIR]
 #   env: SEEDS (3), ELEMENTS (2500000 per rank: 10 MB), WORKERS (100),
 #        REGIMES ("links paper"), PLANNERS (grid,grid-paths,atp,switchml,geryon),
-#        RENDER_ONLY (1: no runs, the tables and plot from OUT/scale.csv again)
+#        RENDER_ONLY (1: no runs, the tables and plot from OUT/scale.csv again),
+#        RING (0: no TCP ring, which takes most of the wall time; the tables
+#        then have no ring rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ns3=${1:-build/release/sim/grid-ns3}
@@ -32,6 +34,8 @@ mkdir -p "$out"
 [ -x "$ns3" ] || { echo "ns3_scale: $ns3 not built (needs libns3-dev)" >&2; exit 1; }
 
 csv="$out/scale.csv"
+ring=--ring
+[ "${RING:-1}" = 0 ] && ring=
 first=1
 [ "${RENDER_ONLY:-0}" = 1 ] && regimes=""
 for regime in $regimes; do
@@ -40,7 +44,7 @@ for regime in $regimes; do
     [ "$regime" = paper ] && spec="$spec,fabric=100000"
     echo "ns3_scale: $regime seed $seed ($spec)" >&2
     "$ns3" --topology="$spec" --workers="$workers" --elements="$elements" --seed="$seed" \
-      --planners="$planners" --atp=reserve --ring --csv="$out/run.csv" >&2
+      --planners="$planners" --atp=reserve $ring --csv="$out/run.csv" >&2
     if [ $first = 1 ]; then
       echo "regime,$(head -1 "$out/run.csv")" > "$csv"
       first=0
@@ -111,5 +115,6 @@ set xtics rotate by -30
 plot "< grep '^links' $out/scale.dat" using 3:xtic(2) title "links regime", \
      "< grep '^paper' $out/scale.dat" using 3 title "paper regime"
 EOF
+  rm -f "$out/scale.dat"
   echo "ns3_scale: wrote $out/scale.png" >&2
 fi
