@@ -37,7 +37,7 @@ if [ -z "$runs" ]; then
 fi
 
 /usr/bin/env python3 - "$runs" "$ns3" "$regimes" "$planners" > "$out/testbed.md" <<'EOF'
-import csv, json, os, statistics, subprocess, sys, tempfile
+import csv, os, statistics, subprocess, sys, tempfile
 sys.path.insert(0, "scripts")  # run from the repository root
 from grid_logs import last_json
 

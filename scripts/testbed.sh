@@ -99,7 +99,7 @@ done
 # The table: per planner, mean ± sd over the runs that completed. Exits 1
 # if a run failed or a result was wrong.
 /usr/bin/env python3 - "$out" "$regime" "$planners" "$repeat" "$scale" <<'EOF'
-import json, os, re, statistics, sys
+import os, re, statistics, sys
 sys.path.insert(0, "scripts")  # run from the repository root
 from grid_logs import last_json
 
