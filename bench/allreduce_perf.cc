@@ -12,10 +12,16 @@
 // Rows: size and count (float32), redop, root (-1: none), the time per
 // operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
 // convention, the ring's traffic factor), #wrong elements (GRID's and every
-// peer's), the bytes this host sent per operation, and cpu(us): the CPU this
-// rank's process (all its threads, user and system) used per operation,
-// where time(us) is wall time. Then each peer's time, algbw, bytes sent and
-// CPU, and GRID's goodput as a multiple of each peer's.
+// peer's), the bytes this host sent per operation, cpu(us): the CPU a rank's
+// process (all its threads, user and system) used per operation, the mean
+// over the ranks (each publishes its own through the job's store), where
+// time(us) is wall time, and net(us): the CPU the job's switches and root
+// (every node in the ranks' configs) used per operation, all of them
+// together, over the same timed runs; "-" where a node runs on another host
+// or did not say which process it is (node/process.h). Then each peer's
+// time, algbw, bytes sent and both CPUs (on the netns fabric the switches
+// forward the peers' TCP too), GRID's goodput as a multiple of each peer's,
+// and GRID's ranks' CPU as a fraction of each peer's.
 // Gloo and MPI do not count what they send. With --tx-interface every
 // column, GRID's included, is what that interface's transmit counter grew by
 // (the netns fabric's hosts have one interface each); without it, Gloo's is a
@@ -39,11 +45,15 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "gloo_peer.h"
 #include "grid/communicator.h"
 #include "grid/control.h"
@@ -51,6 +61,8 @@
 #include "grid/transport.h"
 #include "grid/wire.h"
 #include "mpi_peer.h"
+#include "node/process.h"
+#include "node/status.h"
 #include "ring_allreduce.h"
 #include "tools/flags.h"
 
@@ -83,7 +95,8 @@ class Pattern {
 
 struct Row {
   double us = 0;
-  double cpu_us = 0;  // this process's CPU per operation
+  double cpu_us = 0;        // this process's CPU per operation, then the ranks' mean
+  double net_cpu_us = NAN;  // the switches' and root's CPU per operation; NaN: not known
   uint64_t wrong = 0;
   double sent = NAN;  // bytes per operation; NaN: not known
 };
@@ -142,20 +155,68 @@ absl::Status GridAllReduce(grid::Communicator& c, std::vector<float>& v, int buc
   return status;
 }
 
+// The processes of a job's switches and root on this host, whose CPU is
+// counted apart from the ranks'.
+class NetworkCpu {
+ public:
+  // From the status each of `nodes` writes in the store (node/status.h);
+  // `why` says what kept the count from being known, if anything did.
+  NetworkCpu(grid::Store& store, const std::set<std::string>& nodes) {
+    for (const std::string& name : nodes) {
+      // Nodes write their status when they start and every 250 ms: one that
+      // has not within 2 s runs without a store, and is not waited for.
+      auto text = store.Get(grid::node::NodeStatusKey(name), absl::Seconds(2));
+      grid::node::NodeStatus status;
+      if (!text.ok() || !grid::node::ParseNodeStatus(*text, &status)) {
+        why_ = absl::StrCat(name, " wrote no status in the store");
+        return;
+      }
+      auto pid = grid::node::LocalPid(name, status);
+      if (!pid.ok()) {
+        why_ = std::string(pid.status().message());
+        return;
+      }
+      pids_.push_back(*pid);
+    }
+    if (pids_.empty()) why_ = "the ranks' configs name no node";
+  }
+  bool known() const { return why_.empty(); }
+  const std::string& why() const { return why_; }
+  // Their CPU so far, all together; nullopt once one can no longer be read.
+  std::optional<absl::Duration> Now() const {
+    absl::Duration sum;
+    for (int64_t pid : pids_) {
+      auto t = grid::node::ProcessCpuTime(pid);
+      if (!t.ok()) return std::nullopt;
+      sum += *t;
+    }
+    return sum;
+  }
+
+ private:
+  std::vector<int64_t> pids_;
+  std::string why_;
+};
+
 // Each size: `warmup` runs, then `iters` timed ones, each on freshly filled
 // data, counting wrong elements. `bytes_sent` (a running count; may be
-// empty) gives the bytes sent per operation.
+// empty) gives the bytes sent per operation. `network` (may be null) counts
+// the nodes' CPU from the first timed run's start to the last's end: their
+// work for one rank's operation starts when the first rank's does.
 absl::StatusOr<std::vector<Row>> Measure(const std::vector<int64_t>& sizes, int warmup, int iters,
                                          int rank, int world, const AllReduceFn& allreduce,
-                                         const std::function<uint64_t()>& bytes_sent) {
+                                         const std::function<uint64_t()>& bytes_sent,
+                                         const NetworkCpu* network) {
   std::vector<Row> rows(sizes.size());
   for (size_t k = 0; k < sizes.size(); ++k) {
     const Pattern pattern(static_cast<size_t>(sizes[k] / 4), rank, world);
     std::vector<float> v;
     absl::Duration total, cpu;
     const uint64_t sent0 = bytes_sent ? bytes_sent() : 0;
+    std::optional<absl::Duration> net0;
     for (int i = 0; i < warmup + iters; ++i) {
       pattern.Fill(v);
+      if (i == warmup && network != nullptr) net0 = network->Now();
       const absl::Time t0 = absl::Now();
       const absl::Duration cpu0 = ProcessCpu();
       if (absl::Status s = allreduce(v); !s.ok()) return s;
@@ -166,9 +227,50 @@ absl::StatusOr<std::vector<Row>> Measure(const std::vector<int64_t>& sizes, int 
     }
     rows[k].us = absl::ToDoubleMicroseconds(total) / iters;
     rows[k].cpu_us = absl::ToDoubleMicroseconds(cpu) / iters;
+    if (net0) {
+      if (std::optional<absl::Duration> net1 = network->Now())
+        rows[k].net_cpu_us = absl::ToDoubleMicroseconds(*net1 - *net0) / iters;
+    }
     if (bytes_sent) rows[k].sent = static_cast<double>(bytes_sent() - sent0) / (warmup + iters);
   }
   return rows;
+}
+
+// Makes each column's cpu_us the mean over the job's ranks: every rank
+// publishes its own under `prefix`/RANK and rank 0 reads them all.
+absl::Status AverageRanksCpu(grid::Store& store, const std::string& prefix, int rank, int world,
+                             const std::vector<std::vector<Row>*>& columns,
+                             absl::Duration timeout) {
+  std::string mine;
+  for (const std::vector<Row>* rows : columns) {
+    for (const Row& r : *rows) absl::StrAppendFormat(&mine, "%.3f ", r.cpu_us);
+  }
+  if (absl::Status s = store.Set(absl::StrCat(prefix, rank), mine); !s.ok()) return s;
+  if (rank != 0) return absl::OkStatus();
+  std::vector<double> sum;
+  for (int r = 0; r < world; ++r) {
+    auto text = store.Get(absl::StrCat(prefix, r), timeout);
+    if (!text.ok()) return text.status();
+    std::vector<double> values;
+    for (absl::string_view f : absl::StrSplit(*text, ' ', absl::SkipEmpty())) {
+      double v = 0;
+      if (!absl::SimpleAtod(f, &v)) {
+        return absl::DataLossError(absl::StrCat(prefix, r, ": not a CPU time: \"", f, "\""));
+      }
+      values.push_back(v);
+    }
+    if (sum.empty()) sum.assign(values.size(), 0.0);
+    if (values.size() != sum.size()) {
+      return absl::DataLossError(
+          absl::StrCat(prefix, r, ": ", values.size(), " CPU times, rank 0 has ", sum.size()));
+    }
+    for (size_t i = 0; i < values.size(); ++i) sum[i] += values[i];
+  }
+  size_t i = 0;
+  for (std::vector<Row>* rows : columns) {
+    for (Row& r : *rows) r.cpu_us = sum[i++] / world;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -229,11 +331,16 @@ int main(int argc, char** argv) {
     interface_sent = [&] { return InterfaceTxBytes(tx_interface).value_or(0); };
   }
   std::vector<bench::RingPeer> peers(world);
+  std::set<std::string> nodes;  // every rank's switches and root
   for (int r = 0; r < world; ++r) {
     auto c = host_config::ParseWorkerConfigJson(get(absl::StrFormat("grid/worker/%d", r)));
     if (!c.ok()) flags.Exit(c.status());
     peers[r].ip = c->ip;
+    nodes.insert(c->nodes.begin(), c->nodes.end());
   }
+  // Rank 0 prints the table, and counts the nodes' CPU.
+  std::optional<NetworkCpu> network;
+  if (rank == 0) network.emplace(**store, nodes);
   std::string spec = options->bootstrap.transport.empty()
                          ? get(absl::StrFormat("grid/transport/%d", rank))
                          : options->bootstrap.transport;
@@ -250,7 +357,8 @@ int main(int argc, char** argv) {
   // Each peer's own count of bytes sent, or the interface's for all.
   auto measure = [&](const AllReduceFn& allreduce, const std::function<uint64_t()>& own_count) {
     auto rows = Measure(sizes, warmup, iters, rank, world, allreduce,
-                        interface_sent ? interface_sent : own_count);
+                        interface_sent ? interface_sent : own_count,
+                        network && network->known() ? &*network : nullptr);
     if (!rows.ok()) flags.Exit(rows.status());
     return *std::move(rows);
   };
@@ -290,12 +398,20 @@ int main(int argc, char** argv) {
       [&] { return (*comm)->stats().bytes_sent; });
   struct Peer {
     const char* name;
-    const std::vector<Row>* rows;
+    std::vector<Row>* rows;
   };
   std::vector<Peer> peers_run;
   if (ring) peers_run.push_back({"ring", &ring_rows});
   if (!gloo_address.empty()) peers_run.push_back({"gloo", &gloo_rows});
   if (mpi_peer) peers_run.push_back({"mpi", &mpi_rows});
+  std::vector<std::vector<Row>*> columns = {&grid_rows};
+  for (const Peer& p : peers_run) columns.push_back(p.rows);
+  if (absl::Status s = AverageRanksCpu(
+          **store, absl::StrFormat("grid/perf/%d/%d/cpu/", config->job_id, config->token), rank,
+          world, columns, options->bootstrap.timeout);
+      !s.ok()) {
+    flags.Exit(s);
+  }
   uint64_t wrong = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
     wrong += grid_rows[k].wrong;
@@ -317,22 +433,30 @@ int main(int argc, char** argv) {
   if (interface_sent)
     std::printf("# sent(B) of every column: what %s's transmit counter grew by\n",
                 tx_interface.c_str());
+  if (network && !network->known())
+    std::printf("# net(us) not known: %s\n", network->why().c_str());
   std::printf(
       "# busbw = algbw * 2(n-1)/n (nccl-tests' convention); sent = bytes this host sent "
-      "per operation; cpu = this rank's process's CPU per operation; #wrong counts GRID's and "
-      "every peer's\n#\n");
-  std::string header = absl::StrFormat("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s %10s", "size",
-                                       "count", "type", "redop", "root", "time(us)", "algbw",
-                                       "busbw", "#wrong", "sent(B)", "cpu(us)");
+      "per operation; cpu = a rank's process's CPU per operation (mean of the ranks); net = "
+      "the switches' and root's CPU per operation (all of them); #wrong counts GRID's and "
+      "every peer's; vs = GRID's goodput as a multiple of the peer's; cpu/ = GRID's cpu as "
+      "a fraction of the peer's\n#\n");
+  std::string header = absl::StrFormat("# %10s %10s %6s %6s %5s %11s %9s %9s %7s %11s %10s %10s",
+                                       "size", "count", "type", "redop", "root", "time(us)",
+                                       "algbw", "busbw", "#wrong", "sent(B)", "cpu(us)", "net(us)");
   for (const Peer& p : peers_run) {
-    absl::StrAppendFormat(&header, " | %11s %9s %11s %10s", absl::StrCat(p.name, "(us)"), "algbw",
-                          "sent(B)", "cpu(us)");
+    absl::StrAppendFormat(&header, " | %11s %9s %11s %10s %10s", absl::StrCat(p.name, "(us)"),
+                          "algbw", "sent(B)", "cpu(us)", "net(us)");
   }
   for (const Peer& p : peers_run)
-    absl::StrAppendFormat(&header, " | %8s", absl::StrCat("vs ", p.name));
+    absl::StrAppendFormat(&header, " | %8s %8s", absl::StrCat("vs ", p.name),
+                          absl::StrCat("cpu/", p.name));
   std::printf("%s\n", header.c_str());
   const double bus = 2.0 * (world - 1) / world;
   double bus_sum = 0;
+  auto cpu = [](double us) {
+    return std::isnan(us) ? std::string("-") : absl::StrFormat("%.1f", us);
+  };
   for (size_t k = 0; k < sizes.size(); ++k) {
     const double bytes = static_cast<double>(sizes[k]);
     const Row& g = grid_rows[k];
@@ -340,16 +464,18 @@ int main(int argc, char** argv) {
     bus_sum += algbw * bus;
     uint64_t row_wrong = g.wrong;
     for (const Peer& p : peers_run) row_wrong += (*p.rows)[k].wrong;
-    std::string line = absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11s %10.1f",
-                                       sizes[k], sizes[k] / 4, "float", "sum", -1, g.us, algbw,
-                                       algbw * bus, row_wrong, Bytes(g.sent), g.cpu_us);
+    std::string line =
+        absl::StrFormat("  %10d %10d %6s %6s %5d %11.1f %9.4f %9.4f %7d %11s %10s %10s", sizes[k],
+                        sizes[k] / 4, "float", "sum", -1, g.us, algbw, algbw * bus, row_wrong,
+                        Bytes(g.sent), cpu(g.cpu_us), cpu(g.net_cpu_us));
     for (const Peer& p : peers_run) {
       const Row& r = (*p.rows)[k];
-      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11s %10.1f", r.us, bytes / r.us / 1e3,
-                            Bytes(r.sent), r.cpu_us);
+      absl::StrAppendFormat(&line, " | %11.1f %9.4f %11s %10s %10s", r.us, bytes / r.us / 1e3,
+                            Bytes(r.sent), cpu(r.cpu_us), cpu(r.net_cpu_us));
     }
     for (const Peer& p : peers_run) {
-      absl::StrAppendFormat(&line, " | %7.2fx", (*p.rows)[k].us / g.us);
+      const Row& r = (*p.rows)[k];
+      absl::StrAppendFormat(&line, " | %7.2fx %7.2fx", r.us / g.us, g.cpu_us / r.cpu_us);
     }
     std::printf("%s\n", line.c_str());
   }

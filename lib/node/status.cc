@@ -1,11 +1,14 @@
 #include "node/status.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "node/process.h"
 
 namespace grid::node {
 
@@ -16,8 +19,9 @@ const char* NodeKindName(NodeKind kind) {
 std::string NodeStatusKey(std::string_view name) { return "grid/node/" + std::string(name); }
 
 std::string FormatNodeStatus(const NodeStatus& s) {
-  std::string out = absl::StrFormat("%s %d %d %s\n", s.kind == NodeKind::kRoot ? "root" : "switch",
-                                    s.unix_ms, s.started_ms, s.ended ? "end" : "run");
+  std::string out =
+      absl::StrFormat("%s %d %d %s %d %s\n", s.kind == NodeKind::kRoot ? "root" : "switch",
+                      s.unix_ms, s.started_ms, s.ended ? "end" : "run", s.pid, s.boot_id);
   for (const JobDrops& d : s.drops) {
     absl::StrAppend(&out, d.job, " ", d.token);
     for (uint64_t c : d.counts) absl::StrAppend(&out, " ", c);
@@ -32,11 +36,13 @@ bool ParseNodeStatus(std::string_view text, NodeStatus* status) {
   if (lines.empty()) return false;
   NodeStatus s;
   const std::vector<absl::string_view> head = absl::StrSplit(lines[0], ' ');
-  if (head.size() != 4 || (head[0] != "switch" && head[0] != "root") ||
+  if (head.size() != 6 || (head[0] != "switch" && head[0] != "root") ||
       (head[3] != "run" && head[3] != "end") || !absl::SimpleAtoi(head[1], &s.unix_ms) ||
-      !absl::SimpleAtoi(head[2], &s.started_ms)) {
+      !absl::SimpleAtoi(head[2], &s.started_ms) || !absl::SimpleAtoi(head[4], &s.pid) ||
+      s.pid < 0 || head[5].empty()) {
     return false;
   }
+  s.boot_id = std::string(head[5]);
   s.kind = head[0] == "root" ? NodeKind::kRoot : NodeKind::kSwitch;
   s.ended = head[3] == "end";
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -64,7 +70,9 @@ NodeReporter::NodeReporter(std::unique_ptr<Store> store, std::string name, NodeK
       kind_(kind),
       drops_(std::move(drops)),
       period_(period),
-      started_ms_(absl::ToUnixMillis(absl::Now())) {
+      started_ms_(absl::ToUnixMillis(absl::Now())),
+      pid_(getpid()),
+      boot_id_(ThisBootId()) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -76,6 +84,8 @@ absl::Status NodeReporter::Write(bool ended) {
   s.unix_ms = absl::ToUnixMillis(absl::Now());
   s.started_ms = started_ms_;
   s.ended = ended;
+  s.pid = pid_;
+  s.boot_id = boot_id_;
   if (drops_) s.drops = drops_();
   return store_->Set(NodeStatusKey(name_), FormatNodeStatus(s));
 }

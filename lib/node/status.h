@@ -39,13 +39,18 @@ struct NodeStatus {
   int64_t unix_ms = 0;     // when written
   int64_t started_ms = 0;  // when the process started: a restart changes it
   bool ended = false;      // stopped on a signal, not died
+  // Its process on its host, for a tool on the same host that reads what the
+  // node costs (node/process.h): the pid and the kernel's boot id ("-": not
+  // known).
+  int64_t pid = 0;
+  std::string boot_id = "-";
   std::vector<JobDrops> drops;
   bool operator==(const NodeStatus&) const = default;
 };
 
 std::string NodeStatusKey(std::string_view name);  // "grid/node/NAME"
-// Text: "switch|root UNIX_MS STARTED_MS run|end", then a line per (job,
-// token): "JOB TOKEN" and the counts in JobDrop order.
+// Text: "switch|root UNIX_MS STARTED_MS run|end PID BOOT_ID", then a line
+// per (job, token): "JOB TOKEN" and the counts in JobDrop order.
 std::string FormatNodeStatus(const NodeStatus& status);
 // False when `text` is not a status.
 bool ParseNodeStatus(std::string_view text, NodeStatus* status);
@@ -75,6 +80,8 @@ class NodeReporter {
   const std::function<std::vector<JobDrops>()> drops_;
   const absl::Duration period_;
   const int64_t started_ms_;
+  const int64_t pid_;
+  const std::string boot_id_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -160,9 +160,9 @@ int main(int argc, char** argv) {
   // What nodes and ranks write in the store (node/status.h, api/health.h),
   // as the text formats are specified there.
   if (!Write(dir / "node" / "switch",
-             "Sswitch 1765000000250 1765000000000 run\n"
+             "Sswitch 1765000000250 1765000000000 run 4242 1c4fd1f1-9a49-4d8f-908d-fe5aa42365b8\n"
              "7 16909060 0 12 0 0 0 3\n65535 1 1 0 0 0 0 0\n") ||
-      !Write(dir / "node" / "root", "Sroot 1765000000250 1765000000000 end\n") ||
+      !Write(dir / "node" / "root", "Sroot 1765000000250 1765000000000 end 17 -\n") ||
       !Write(dir / "node" / "heartbeat", "H12 1765000000250 run")) {
     return 1;
   }

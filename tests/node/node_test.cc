@@ -1,5 +1,10 @@
 // The drops a node counts against a job and the status it publishes for the
 // job's ranks (node/drop_ledger.h, node/status.h).
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <thread>
 
@@ -8,6 +13,7 @@
 #include "grid/store.h"
 #include "gtest/gtest.h"
 #include "node/drop_ledger.h"
+#include "node/process.h"
 #include "node/status.h"
 
 namespace grid::node {
@@ -108,11 +114,14 @@ TEST(NodeStatus, RoundTrips) {
   s.unix_ms = 1765000000123;
   s.started_ms = 1765000000000;
   s.ended = true;
+  s.pid = 4242;
+  s.boot_id = "1c4fd1f1-9a49-4d8f-908d-fe5aa42365b8";
   JobDrops d{65535, 4294967295u, {}};
   d.counts = {1, 2, 3, 4, 5, 6};
   s.drops = {d, JobDrops{1, 2, {}}};
   const std::string text = FormatNodeStatus(s);
-  EXPECT_THAT(text, ::testing::StartsWith("root 1765000000123 1765000000000 end\n"));
+  EXPECT_THAT(text, ::testing::StartsWith("root 1765000000123 1765000000000 end 4242 "
+                                          "1c4fd1f1-9a49-4d8f-908d-fe5aa42365b8\n"));
   NodeStatus back;
   ASSERT_TRUE(ParseNodeStatus(text, &back)) << text;
   EXPECT_EQ(back, s);
@@ -122,12 +131,16 @@ TEST(NodeStatus, RoundTrips) {
 TEST(NodeStatus, RefusesWhatIsNotAStatus) {
   NodeStatus s;
   for (const char* bad :
-       {"", "switch", "switch 1 2", "hub 1 2 run", "switch 1 2 maybe", "switch x 2 run",
-        "switch 1 2 run\n7 8 1 2 3", "switch 1 2 run\n70000 8 0 0 0 0 0 0",
-        "switch 1 2 run\n7 8 0 0 0 0 0 x", "3 1 run"}) {
+       {"", "switch", "switch 1 2", "hub 1 2 run 7 b", "switch 1 2 maybe 7 b", "switch x 2 run 7 b",
+        "switch 1 2 run", "switch 1 2 run 7", "switch 1 2 run x b", "switch 1 2 run -7 b",
+        "switch 1 2 run 7 b c", "switch 1 2 run 7 b\n7 8 1 2 3",
+        "switch 1 2 run 7 b\n70000 8 0 0 0 0 0 0", "switch 1 2 run 7 b\n7 8 0 0 0 0 0 x",
+        "3 1 run"}) {
     EXPECT_FALSE(ParseNodeStatus(bad, &s)) << bad;
   }
-  EXPECT_TRUE(ParseNodeStatus("switch 1 2 run\n7 8 0 0 0 0 0 1\n", &s));
+  EXPECT_TRUE(ParseNodeStatus("switch 1 2 run 7 b\n7 8 0 0 0 0 0 1\n", &s));
+  EXPECT_EQ(s.pid, 7);
+  EXPECT_EQ(s.boot_id, "b");
   EXPECT_EQ(s.drops.size(), 1u);
 }
 
@@ -150,6 +163,9 @@ TEST(NodeReporter, WritesWhileRunningAndEndsWithItsLastWord) {
   EXPECT_FALSE(first.ended);
   EXPECT_EQ(first.kind, NodeKind::kSwitch);
   EXPECT_EQ(CountOf(first.drops, 5, 9, JobDrop::kBadSource), 1u);
+  EXPECT_EQ(first.pid, getpid());
+  EXPECT_EQ(first.boot_id, ThisBootId());
+  EXPECT_NE(first.boot_id, "-");
   // It keeps writing: the time moves.
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
   do {
@@ -184,6 +200,73 @@ TEST(NodeReporter, AKilledNodeLeavesItsLastStatus) {
   EXPECT_EQ(a, b);
   EXPECT_FALSE(b.ended);
   EXPECT_EQ(b.kind, NodeKind::kRoot);
+}
+
+// A node's pid is taken only where it names a live process of the node's
+// kind on this very host; anything else says which check failed.
+TEST(NodeProcess, FindsANodeOnlyWhereItRuns) {
+  NodeStatus s;
+  s.kind = NodeKind::kSwitch;
+  EXPECT_THAT(LocalPid("S1", s).status().message(),
+              ::testing::HasSubstr("grid-switch S1 did not say which process it is"));
+  s.pid = getpid();
+  s.boot_id = "another-host";
+  EXPECT_THAT(LocalPid("S1", s).status().message(),
+              ::testing::HasSubstr("runs on another host (boot id another-host)"));
+  s.boot_id = ThisBootId();
+  // This test's own process: alive, but not a switch (a recycled pid).
+  EXPECT_THAT(LocalPid("S1", s).status().message(), ::testing::HasSubstr(", not grid-switch"));
+
+  // A child that names itself as grid-switch does, then waits for its pipe.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[1]);
+    prctl(PR_SET_NAME, "grid-switch");
+    char c;
+    (void)!read(fds[0], &c, 1);
+    _exit(0);
+  }
+  close(fds[0]);
+  s.pid = child;
+  absl::StatusOr<int64_t> pid;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  do {  // until the child has renamed itself
+    pid = LocalPid("S1", s);
+  } while (!pid.ok() && absl::Now() < deadline && (absl::SleepFor(absl::Milliseconds(1)), true));
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(*pid, child);
+  EXPECT_TRUE(ProcessCpuTime(child).ok());
+  close(fds[1]);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  EXPECT_THAT(LocalPid("S1", s).status().message(), ::testing::HasSubstr("is not running"));
+  EXPECT_FALSE(ProcessCpuTime(child).ok());
+}
+
+// Against the kernel's own clock of this process's CPU: the scheduler's
+// run time (schedstat's first field), not its wait time (the second).
+TEST(NodeProcess, ReadsAProcesssCpuTime) {
+  auto process_clock = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return absl::DurationFromTimespec(t);
+  };
+  auto before = ProcessCpuTime(getpid());
+  ASSERT_TRUE(before.ok()) << before.status();
+  const absl::Duration clock0 = process_clock();
+  // Busy for 50 ms of CPU, then sleep as long: a reading of wall time, or of
+  // the time spent waiting, is far from the clock.
+  volatile uint64_t x = 0;
+  while (process_clock() - clock0 < absl::Milliseconds(50)) x = x + 1;
+  absl::SleepFor(absl::Milliseconds(50));
+  auto after = ProcessCpuTime(getpid());
+  ASSERT_TRUE(after.ok()) << after.status();
+  const double used = absl::ToDoubleMilliseconds(*after - *before);
+  const double clock = absl::ToDoubleMilliseconds(process_clock() - clock0);
+  EXPECT_NEAR(used, clock, 0.1 * clock + 2) << "schedstat " << used << " ms, clock " << clock;
+  EXPECT_FALSE(ProcessCpuTime(-1).ok());
 }
 
 }  // namespace
