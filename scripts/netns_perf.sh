@@ -45,17 +45,16 @@ fi
 work=$(mktemp -d /tmp/grid-netns-perf.XXXXXX)
 prefix=gp$((RANDOM % 1000))
 job=$((1 + RANDOM % 60000))
-pids=()
 ranks=()
 cleanup() {
   local p
-  for p in "${ranks[@]}" "${pids[@]}"; do kill -INT "$p" 2>/dev/null; done
+  for p in "${ranks[@]}"; do kill -INT "$p" 2>/dev/null; done
   sleep 0.5
-  for p in "${ranks[@]}" "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in "${ranks[@]}"; do kill -KILL "$p" 2>/dev/null; done
   # Anything left, OpenMPI's daemons included: their command lines name $work.
   pkill -KILL -f -- "$work/" 2>/dev/null
-  wait 2>/dev/null
-  netns_down "$prefix"
+  wait "${ranks[@]}" 2>/dev/null
+  netns_grid_down "$prefix"
   rmdir /var/run/dpdk/gs"$job"-* 2>/dev/null
   [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"
   rm -rf "$work"
@@ -65,65 +64,14 @@ trap 'exit 1' INT TERM
 
 gbps=${GBPS:-0.02}
 shape=${SHAPE:-switch}
-case $shape in
-  switch) switch_shaping=(--link-gbps="$gbps") ;;
-  tc) switch_shaping=() ;;
-  *) echo "netns_perf: SHAPE is switch or tc" >&2; exit 2 ;;
+netns_grid_up "$tools" "$work" "$prefix" "$job" "$gbps" "$shape" --workers=8 \
+  --planner="${PLANNER:-grid-paths}" --slots="${SLOTS:-auto}" --elements="${ELEMENTS:-auto}"
+case $? in
+  0) ;;
+  77) exit 77 ;;
+  *) exit 1 ;;
 esac
-"$tools/grid-controller" --topology=testbed --workers=8 --planner="${PLANNER:-grid-paths}" \
-  --store="file:$work/store" --job-id="$job" --switch=grid --netns="$prefix" \
-  --host-transport=udp --eal-memory-mb=64 "${switch_shaping[@]}" \
-  --slots="${SLOTS:-auto}" --elements="${ELEMENTS:-auto}" > "$work/controller.log" 2>&1 ||
-  { cat "$work/controller.log"; exit 1; }
-netns_up "$work/store" udp > "$work/netns.log" 2>&1 || { cat "$work/netns.log"; exit 1; }
-if [ "$shape" = tc ]; then
-  # tbf on both ends of every veth: each direction of each link at GBPS,
-  # with a burst of 1 ms of it (at least 16 KiB).
-  burst=$(awk -v g="$gbps" 'BEGIN { b = g * 1e9 / 8 / 1000; print (b < 16384) ? 16384 : int(b) }')
-  while read -r a an b bn; do
-    [ -n "$a" ] || continue
-    for end in "$a:$an" "$b:$bn"; do
-      IFS=: read -r dev ns <<< "$end"
-      netns_run "$ns" tc qdisc add dev "$dev" root tbf rate "${gbps}gbit" burst "$burst" \
-        latency 50ms || { echo "netns_perf: tc tbf on $dev ($ns) failed: no tbf here?" >&2; exit 77; }
-    done
-  done < "$work/store/grid/netns/links"
-fi
-# The hosts' kernels would hand the switches TCP segments of up to 64 KiB
-# with their checksums left to the NIC.
-while read -r ns _; do
-  [ -n "$ns" ] || continue
-  ip netns exec "$ns" ethtool -K eth0 tx off tso off gso off gro off >/dev/null 2>&1 ||
-    { echo "netns_perf: ethtool -K in $ns failed" >&2; exit 1; }
-done < "$work/store/grid/netns/hosts"
-# Each switch runs in its own namespace (tools/emulation.h says why).
-start_switch() {
-  local s=$1
-  mapfile -t ports < "$work/store/grid/switch-ports/$s"
-  local ns in_ns=()
-  ns=$(cat "$work/store/grid/netns/switch/$s")
-  # Not through netns_run: $! must be grid-switch's pid (ip netns exec
-  # execs it), not a subshell's, for cleanup to stop it.
-  [ "$ns" = - ] || in_ns=(ip netns exec "$ns")
-  "${in_ns[@]}" "$tools/grid-switch" "${ports[@]}" --store="file:$work/store" --name="$s" \
-    > "$work/switch-$s.log" 2>&1 &
-  local pid=$!
-  sleep 1
-  kill -0 "$pid" 2>/dev/null || {
-    echo "netns_perf: switch $s did not start: $(grep -m1 -i -E 'could not|fail' "$work/switch-$s.log")" >&2
-    return 1
-  }
-  pids+=("$pid")
-}
-for s in $(ls "$work/store/grid/switch"); do start_switch "$s" || exit 1; done
-ip netns exec "$(cat "$work/store/grid/netns/root")" "$tools/grid-root" \
-  --store="file:$work/store" > "$work/root.log" 2>&1 &
-pids+=($!)
-
-ip_of_rank() {  # the address of rank $1's host
-  awk -v ns="$(cat "$work/store/grid/netns/rank/$1")" '$1 == ns { print $3 }' \
-    "$work/store/grid/netns/hosts"
-}
+ip_of_rank() { netns_rank_ip "$work" "$1"; }
 peers=(--ring=false --tx-interface=eth0)
 [ "$gloo" = 1 ] && peers+=(--gloo=worker)
 rank_env=(GRID_WORLD_SIZE=8 GRID_STORE="file:$work/store" GRID_TIMEOUT_MS="${GRID_TIMEOUT_MS:-300000}")
@@ -136,7 +84,7 @@ if [ "$mpi" = 1 ]; then
   # where LeakSanitizer can neither name nor suppress them: in a sanitizer
   # build, leaks are checked by the runs without MPI (MPI=0).
   export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-  ip netns exec "$(cat "$work/store/grid/netns/rank/0")" env GRID_NETNS_HOSTS="$work/store/grid/netns/hosts" \
+  ip netns exec "$(netns_rank_ns "$work" 0)" env GRID_NETNS_HOSTS="$work/store/grid/netns/hosts" \
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun -np 8 --hostfile "$work/mpi-hosts" --bind-to none \
     --mca plm_rsh_agent "$PWD/scripts/netns_rsh.sh" --mca plm_rsh_no_tree_spawn 1 \
@@ -148,7 +96,7 @@ if [ "$mpi" = 1 ]; then
   ranks+=($!)
 else
   for r in $(seq 0 7); do
-    ip netns exec "$(cat "$work/store/grid/netns/rank/$r")" env GRID_RANK="$r" "${rank_env[@]}" \
+    ip netns exec "$(netns_rank_ns "$work" "$r")" env GRID_RANK="$r" "${rank_env[@]}" \
       "$build/bench/allreduce_perf" "${peers[@]}" "$@" > "$work/rank-$r.log" 2>&1 &
     ranks+=($!)
   done

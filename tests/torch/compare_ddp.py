@@ -12,9 +12,18 @@ assert len(a["losses"]) == len(b["losses"]) and len(a["params"]) == len(b["param
 loss_err = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a["losses"], b["losses"]))
 scale = max(abs(y) for y in b["params"])
 param_err = max(abs(x - y) for x, y in zip(a["params"], b["params"])) / scale
+# BatchNorm's running statistics (examples/torch_ddp.py --model=cnn) are
+# rank 0's last batch's: the spread of 8 samples' activations magnifies the
+# parameters' error. Reported, relative to the largest statistic, not bounded.
+buffers = ""
+if a.get("buffers") and b.get("buffers"):
+    assert len(a["buffers"]) == len(b["buffers"])
+    top = max(abs(y) for y in b["buffers"])
+    err = max(abs(x - y) for x, y in zip(a["buffers"], b["buffers"])) / max(top, 1e-12)
+    buffers = f", buffer error {err:.3g} (relative to the largest statistic, not bounded)"
 print(f"{a['backend']} against {b['backend']}: {len(a['losses'])} steps, "
       f"{len(a['params'])} parameters; largest loss error {loss_err:.3g}, "
-      f"parameter error {param_err:.3g} (relative to the largest parameter); "
+      f"parameter error {param_err:.3g} (relative to the largest parameter){buffers}; "
       f"mean step {a['step_ms']:.2f} ms against {b['step_ms']:.2f} ms")
 if loss_err > bound or param_err > bound:
     sys.exit(f"FAIL: beyond the bound {bound}")
