@@ -183,11 +183,16 @@ netns_grid_up() {
 }
 
 netns_grid_down() {
-  local prefix=$1 p
+  local prefix=$1 p i
   for p in "${netns_pids[@]}"; do kill -INT "$p" 2>/dev/null; done
-  sleep 0.5
-  for p in "${netns_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for p in "${netns_pids[@]}"; do wait "$p" 2>/dev/null; done
+  # Up to 5 s to stop on their own (a node's last status says "end"); then
+  # killed. The shell's notices of killed jobs go nowhere.
+  for i in $(seq 50); do
+    for p in "${netns_pids[@]}"; do kill -0 "$p" 2>/dev/null && break; done
+    kill -0 "$p" 2>/dev/null || break
+    sleep 0.1
+  done
+  { for p in "${netns_pids[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p"; done; } 2>/dev/null
   netns_pids=()
   netns_down "$prefix"
 }

@@ -51,10 +51,10 @@ cleanup() {
   for p in "${ranks[@]}"; do kill -INT "$p" 2>/dev/null; done
   sleep 0.5
   for p in "${ranks[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  # Anything left, OpenMPI's daemons included: their command lines name $work.
-  pkill -KILL -f -- "$work/" 2>/dev/null
   wait "${ranks[@]}" 2>/dev/null
   netns_grid_down "$prefix"
+  # Anything left, OpenMPI's daemons included: their command lines name $work.
+  pkill -KILL -f -- "$work/" 2>/dev/null
   rmdir /var/run/dpdk/gs"$job"-* 2>/dev/null
   [ -n "${KEEP:-}" ] && cp -r "$work" "$KEEP"
   rm -rf "$work"
