@@ -7,7 +7,7 @@
 //
 //   allreduce_perf [--min-bytes=4096] [--max-bytes=1048576] [--factor=4]
 //                  [--iters=3] [--warmup=5] [--ring=true] [--gloo=ADDRESS|worker]
-//                  [--mpi=false] [--tx-interface=IF] [--buckets=1]
+//                  [--mpi=false] [--tx-interface=IF] [--buckets=1] [--plot=FILE.png]
 //
 // Rows: size and count (float32), redop, root (-1: none), the time per
 // operation, algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests'
@@ -27,6 +27,9 @@
 // (the netns fabric's hosts have one interface each); without it, Gloo's is a
 // ring's 2(n-1)/n of the data, which is what its algorithm sends, and MPI's
 // is not shown.
+//
+// --plot=FILE.png draws busbw against size, a line per column (gnuplot),
+// with the numbers in FILE.png.dat.
 //
 // --buckets=N issues GRID's allreduce of each size as N operations of about
 // equal size in one group, as a data-parallel trainer hands over its
@@ -63,6 +66,7 @@
 #include "mpi_peer.h"
 #include "node/process.h"
 #include "node/status.h"
+#include "plot.h"
 #include "ring_allreduce.h"
 #include "tools/flags.h"
 
@@ -280,16 +284,18 @@ int main(int argc, char** argv) {
   const tools::Flags flags(
       "allreduce_perf", argc, argv,
       {"min-bytes", "max-bytes", "factor", "iters", "warmup", "ring", "gloo", "mpi", "tx-interface",
-       "buckets"},
+       "buckets", "plot"},
       "usage: allreduce_perf [--min-bytes=N] [--max-bytes=N] [--factor=F] [--iters=N]\n"
       "                      [--warmup=N] [--ring=true|false] [--gloo=ADDRESS|worker]\n"
       "                      [--mpi=true|false] [--tx-interface=IF] [--buckets=1]\n"
+      "                      [--plot=FILE.png]\n"
       "--gloo runs Gloo's ring allreduce too, over TCP bound to ADDRESS (127.0.0.1: loopback;\n"
       "  worker: this rank's address in its worker config)\n"
       "--mpi runs MPI_Allreduce too (start every rank with mpirun, "
       "GRID_RANK=$OMPI_COMM_WORLD_RANK)\n"
       "--tx-interface counts every column's bytes sent on interface IF's transmit counter\n"
-      "--buckets=N runs GRID's allreduce of each size as N operations in one group\n");
+      "--buckets=N runs GRID's allreduce of each size as N operations in one group\n"
+      "--plot=FILE.png draws busbw against size, a line per column (gnuplot)\n");
   const int64_t min_bytes = flags.Int("min-bytes", 4096, 4, 1ll << 32);
   const int64_t max_bytes = flags.Int("max-bytes", 1 << 20, 4, 1ll << 32);
   if (min_bytes > max_bytes) {
@@ -304,6 +310,7 @@ int main(int argc, char** argv) {
   const bool mpi = flags.Get("mpi") && flags.Bool("mpi");
   const std::string tx_interface = flags.Get("tx-interface").value_or("");
   const int buckets = static_cast<int>(flags.Int("buckets", 1, 1, 1024));
+  const std::string plot = flags.Get("plot").value_or("");
 
   auto options = Communicator::OptionsFromEnvironment();
   if (!options.ok()) flags.Exit(options.status());
@@ -480,5 +487,20 @@ int main(int argc, char** argv) {
     std::printf("%s\n", line.c_str());
   }
   std::printf("# Avg bus bandwidth    : %g\n", bus_sum / sizes.size());
+  if (!plot.empty()) {
+    std::vector<bench::PlotSeries> series(1 + peers_run.size());
+    series[0].name = "grid";
+    for (size_t i = 0; i < peers_run.size(); ++i) series[i + 1].name = peers_run[i].name;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      const double bytes = static_cast<double>(sizes[k]);
+      series[0].busbw.push_back(bytes / grid_rows[k].us / 1e3 * bus);
+      for (size_t i = 0; i < peers_run.size(); ++i)
+        series[i + 1].busbw.push_back(bytes / (*peers_run[i].rows)[k].us / 1e3 * bus);
+    }
+    const std::string title = absl::StrFormat("allreduce_perf: %d ranks, float32 sum, %s", world,
+                                              describe.substr(0, describe.find(' ')));
+    if (absl::Status s = bench::PlotBusbw(plot, title, sizes, series); !s.ok()) flags.Exit(s);
+    std::printf("# plot: %s (numbers in %s.dat)\n", plot.c_str(), plot.c_str());
+  }
   return wrong == 0 ? 0 : 1;
 }

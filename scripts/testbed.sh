@@ -23,7 +23,9 @@
 #      ITERATIONS (20), COMPUTE_RATIO (compute time over Geryon's predicted
 #      communication time, 0.66: VGG16 in the paper, Fig. 7(b); 0: none),
 #      TOPOLOGY (instead of the regime's; shaped as the regime shapes),
-#      KEEP (a directory to copy every run's logs to).
+#      KEEP (a directory to copy every run's logs to), PLOT (a PNG of the
+#      communication time per planner, mean and sd, drawn by gnuplot; the
+#      numbers beside it in PLOT.dat).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools=${1:-build/release/tools}
@@ -124,7 +126,7 @@ def ms(values, digits=1):
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     return f"{statistics.mean(values):.{digits}f} ± {sd:.{digits}f}"
 
-rows, comm, iteration, bad = [], {}, {}, False
+rows, comm, comm_sd, iteration, bad = [], {}, {}, {}, False
 for p in planners:
     runs = sorted(os.listdir(os.path.join(out, p))) if os.path.isdir(os.path.join(out, p)) else []
     c, it, rate, wrong, worst, retrans, failed = [], [], [], 0, 0.0, [], 0
@@ -183,6 +185,7 @@ for p in planners:
     bad = bad or wrong > 0 or failed > 0 or not c
     if c:
         comm[p], iteration[p] = statistics.mean(c), statistics.mean(it)
+        comm_sd[p] = statistics.stdev(c) if len(c) > 1 else 0.0
     points = " ".join(f"{k}:{statistics.mean(v):.0f}" for k, v in sorted(aggregated.items())
                       if statistics.mean(v) > 0)
     if root_passed and statistics.mean(root_passed) > 0:
@@ -212,6 +215,29 @@ for g in ("grid", "grid-paths"):
           "  (paper, Fig. 6(b): atp 38.4%, switchml 41.2%, geryon 60.1%)")
     print(f"{g} raises training throughput by: {', '.join(gain)}"
           "  (paper, Fig. 8(b): atp 17.4%, switchml 25.5%, geryon 52.7%)")
+plot = os.environ.get("PLOT")
+if plot and comm:
+    # Bars of the communication time per iteration, mean and sd over the
+    # runs, with the numbers in PLOT.dat.
+    import subprocess
+    with open(plot + ".dat", "w") as f:
+        f.write("# planner comm_ms_mean comm_ms_sd\n")
+        for p in planners:
+            if p in comm:
+                f.write(f"{p} {comm[p]:.3f} {comm_sd[p]:.3f}\n")
+    script = (f"set terminal pngcairo size 800,500\nset output '{plot}'\n"
+              f"set title 'testbed, regime {regime}: communication time per iteration "
+              f"({repeat} runs)' noenhanced\nset style fill solid 0.6 border -1\n"
+              f"set boxwidth 0.6 absolute\nset xrange [-0.6:{len(comm) - 0.4}]\n"
+              "set yrange [0:*]\nset ylabel 'ms'\nset grid ytics\n"
+              "unset key\nset style data boxerrorbars\n"
+              f"plot '{plot}.dat' using 0:2:3:xtic(1) lc rgb '#4477aa'\n")
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    if r.returncode != 0:
+        print(f"PLOT: gnuplot failed ({r.returncode}): {r.stderr.strip()}", file=sys.stderr)
+        bad = True
+    else:
+        print(f"plot: {plot} (numbers in {plot}.dat)")
 sys.exit(1 if bad else 0)
 EOF
 status=$?

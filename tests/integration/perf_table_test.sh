@@ -10,6 +10,10 @@ out=$("$@" 2>&1)
 status=$?
 printf '%s\n' "$out"
 [ $status = 0 ] || { echo "perf_table_test: the job exited $status" >&2; exit 1; }
+case " $* " in
+  *" --plot="*) printf '%s\n' "$out" | grep -q "^# plot: " ||
+    { echo "perf_table_test: --plot given, no plot drawn" >&2; exit 1; } ;;
+esac
 printf '%s\n' "$out" | awk '
   /^# net\(us\) not known/ { print "perf_table_test: " $0 > "/dev/stderr"; bad = 1 }
   /^#/ { next }
