@@ -68,8 +68,17 @@ echo "8 workers, 1 root; $iterations iterations of ${compute_ms} ms compute + an
 echo "of $count float32, per planner, $repeat run(s) each."
 echo
 job=$((100 + RANDOM % 800))
+# Progress on a terminal only (stderr), erased when the table comes.
+total=$((repeat * $(wc -w <<< "$planners"))) done_runs=0 started=$SECONDS
+progress() {
+  [ -t 2 ] && [ "${GRID_PROGRESS:-1}" != 0 ] || return 0
+  if [ "$1" = done ]; then printf '\r\033[K' >&2; return 0; fi
+  printf '\rtestbed: %s run %d/%d (%d of %d done, %d s)\033[K' "$1" "$2" "$repeat" \
+    "$done_runs" "$total" $((SECONDS - started)) >&2
+}
 for run in $(seq 1 "$repeat"); do
   for planner in $planners; do
+    progress "$planner" "$run"
     job=$((job + 1))
     work=$(mktemp -d /tmp/grid-testbed.XXXXXX)
     # The paper's Tofino frames (64 elements, a pool of 256), not the
@@ -95,8 +104,10 @@ for run in $(seq 1 "$repeat"); do
       continue
     fi
     rm -rf "$work"
+    done_runs=$((done_runs + 1))
   done
 done
+progress done
 
 # The table: per planner, mean ± sd over the runs that completed. Exits 1
 # if a run failed or a result was wrong.

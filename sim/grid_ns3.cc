@@ -17,6 +17,7 @@
 #include "sim/scenario.h"
 #include "sim/sweep.h"
 #include "tools/flags.h"
+#include "tools/progress.h"
 
 namespace {
 
@@ -163,7 +164,9 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
                        clean->comm_time});
   }
   int exact = 0, failed = 0, broken = 0;
+  tools::Progress progress("grid-ns3 sweep", count);
   for (int i = 0; i < count; ++i) {
+    progress.Update(i);
     sim::Scenario sc = base;
     const size_t p = static_cast<size_t>(i) % planners.size();
     sc.planner = planners[p];
@@ -172,6 +175,7 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
     auto out = sim::RunScenario(sc);
     if (!out.ok()) flags.Exit(out.status());
     const std::vector<std::string> violations = sim::Violations(*out, sc.engine.timeout);
+    if (!violations.empty() || verbose) progress.Done();  // lines of its own follow
     if (!violations.empty()) {
       ++broken;
       std::printf("seed %llu (%s): %s\n  replay: %s\n",
@@ -200,6 +204,7 @@ int Sweep(const tools::Flags& flags, const sim::Scenario& base,
                   first_error.c_str(), sc.faults.ToSpec().c_str());
     }
   }
+  progress.Done();
   std::printf(
       "sweep: %d schedules, %d every rank exact, %d ended with errors in time, %d broke the "
       "promise\n",

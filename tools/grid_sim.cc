@@ -18,6 +18,7 @@
 #include "grid/topology.h"
 #include "planner/authors.h"
 #include "tools/flags.h"
+#include "tools/progress.h"
 #include "tools/sim_report.h"
 
 namespace {
@@ -25,9 +26,9 @@ namespace {
 using namespace grid;
 using tools::Experiment;
 using tools::Groups;
-using tools::Row;
 using tools::kModels;
 using tools::kPlanners;
+using tools::Row;
 
 constexpr char kUsage[] =
     "usage: grid-sim --experiment=NAME --out=DIR [--seeds=K] [--workers=N,N,...]\n"
@@ -48,7 +49,6 @@ constexpr char kUsage[] =
     "           switch's capacity 3200 + randint(-1000, 0) Gbps (for grid too)\n"
     "Writes DIR/results.csv, DIR/results.md and DIR/<experiment>-<model>-<metric>.png.\n";
 
-
 const std::vector<Experiment>& Experiments() {
   static const std::vector<Experiment> kAll = {
       {"fattree-a", "fattree:k=8,hosts=6,prog=tor,cap=uniform:100:3200", {40, 60, 80, 100}},
@@ -62,7 +62,6 @@ const std::vector<Experiment>& Experiments() {
   };
   return kAll;
 }
-
 
 // The experiments --experiment names, with --workers overriding their sizes.
 std::vector<Experiment> Chosen(const tools::Flags& flags, bool authors) {
@@ -140,13 +139,21 @@ absl::StatusOr<std::vector<Row>> Run(const std::vector<Experiment>& chosen, int 
                                      bool authors) {
   const planner::PlannerRegistry registry = planner::PlannerRegistry::WithBuiltins();
   std::vector<Row> rows;
+  int64_t total = 0, done = 0;
+  for (const Experiment& e : chosen) total += static_cast<int64_t>(seeds) * e.workers.size();
+  // A line per point where nobody watches (logs); a progress line where one does.
+  tools::Progress progress("grid-sim", total);
+  const bool log_points = !isatty(fileno(stderr));
   for (const Experiment& e : chosen) {
     for (int seed = 1; seed <= seeds; ++seed) {
       auto topo = topology::GenerateTopology(absl::StrFormat("%s,seed=%d", e.topology, seed));
       if (!topo.ok()) return topo.status();
       for (int w : e.workers) {
         if (absl::Status s = PlanAll(e, *topo, w, seed, registry, authors, rows); !s.ok()) return s;
-        std::fprintf(stderr, "grid-sim: %s seed %d, %d workers done\n", e.name.c_str(), seed, w);
+        progress.Update(++done);
+        if (log_points) {
+          std::fprintf(stderr, "grid-sim: %s seed %d, %d workers done\n", e.name.c_str(), seed, w);
+        }
       }
     }
   }

@@ -1,6 +1,9 @@
 // grid-plan, grid-sim, grid-tables and grid-controller as a user runs them: output format, exit
 // statuses, files written.
+#include <fcntl.h>
+#include <pty.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include "grid/planner.h"
 #include "grid/switch.h"
 #include "gtest/gtest.h"
+#include "tools/progress.h"
 
 namespace {
 
@@ -214,6 +218,45 @@ TEST(GridSim, WritesCsvTableAndPlots) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_THAT(bad.err, HasSubstr("--baselines"));
   std::filesystem::remove_all(dir);
+}
+
+// What a Progress line writes to stderr while `stderr_fd` stands in for it.
+std::string ProgressOutput(int stderr_fd, int read_fd, const char* env) {
+  if (env) setenv("GRID_PROGRESS", env, 1);
+  std::fflush(stderr);
+  const int saved = dup(2);
+  dup2(stderr_fd, 2);
+  {
+    grid::tools::Progress p("sweep", 4);
+    p.Update(1);
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  unsetenv("GRID_PROGRESS");
+  std::string out;
+  char buf[512];
+  fcntl(read_fd, F_SETFL, O_NONBLOCK);
+  for (ssize_t n; (n = read(read_fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
+  return out;
+}
+
+// A line on a terminal, erased at the end; nothing in a file or a pipe, or
+// with GRID_PROGRESS=0.
+TEST(Progress, DrawsOnlyOnATerminal) {
+  int master = -1, slave = -1;
+  ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  const std::string on_tty = ProgressOutput(slave, master, nullptr);
+  EXPECT_THAT(on_tty, HasSubstr("sweep: 1/4 (25%)"));
+  EXPECT_THAT(on_tty, ::testing::EndsWith("\r\033[K"));
+  EXPECT_EQ(ProgressOutput(slave, master, "0"), "");
+  close(master);
+  close(slave);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  EXPECT_EQ(ProgressOutput(fds[1], fds[0], nullptr), "");
+  close(fds[0]);
+  close(fds[1]);
 }
 
 }  // namespace
