@@ -25,6 +25,7 @@ packages=(
   libns3-dev                             # grid-ns3, the packet-level simulator (sim/)
   time                                   # peak memory in scripts/ns3_large.sh
   tshark                                 # the Wireshark dissector's test (tools/wireshark)
+  prometheus                             # promtool, which checks grid-switch/grid-root --metrics
 )
 # The P4 toolchain, where it is at hand (../shared/p4tools, or P4TOOLS=DIR):
 # the Debian runtime packages its p4c and BMv2 binaries need.

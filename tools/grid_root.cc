@@ -8,11 +8,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "grid/control.h"
 #include "grid/options.h"
 #include "grid/store.h"
 #include "grid/transport.h"
+#include "node/metrics.h"
 #include "node/status.h"
 #include "root/lanes.h"
 #include "store/wait.h"
@@ -22,10 +24,11 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: grid-root (--store=SPEC | --config=root.json --transport=SPEC)\n"
-    "                 [--bootstrap-timeout-ms=60000] [--threads=1]\n"
+    "                 [--bootstrap-timeout-ms=60000] [--threads=1] [--metrics=ADDR:PORT]\n"
     "Runs the job's root. The store holds grid/root and grid/root-transport.\n"
     "--threads=N: N threads, each completing the slots s with s % N == its index\n"
     "(docs/worker.md, \"Threads\").\n"
+    "--metrics serves the counters to Prometheus at http://ADDR:PORT/metrics (PORT 0: any).\n"
     "Signals: SIGUSR1 prints the counters (JSON, stderr); SIGHUP reads the config again and\n"
     "drops every slot it holds (a job's next run; docs/worker.md, \"One run per job\");\n"
     "SIGINT and SIGTERM print them on stdout and exit.\n";
@@ -41,15 +44,64 @@ void OnSignal(int sig) {
   }
 }
 
+// The root's counters by name: the JSON of SIGUSR1 and of the end, and
+// the metrics (grid_root_NAME_total).
+struct StatField {
+  const char* name;
+  uint64_t grid::root::RootStats::*member;
+  const char* help;
+};
+using RS = grid::root::RootStats;
+constexpr StatField kStatFields[] = {
+    {"packets_received", &RS::packets_received, "Frames received."},
+    {"packets_sent", &RS::packets_sent, "Frames sent."},
+    {"bytes_received", &RS::bytes_received, "Bytes received."},
+    {"bytes_sent", &RS::bytes_sent, "Bytes sent."},
+    {"contributions", &RS::contributions, "Contributions added to a sum."},
+    {"completed", &RS::completed, "Chunks completed."},
+    {"results_resent", &RS::results_resent, "Results sent again for a retransmission."},
+    {"duplicates", &RS::duplicates, "Retransmissions into incomplete chunks."},
+    {"stale", &RS::stale, "Late frames of chunks a copy has moved past."},
+    {"collisions", &RS::collisions, "Newer chunks while the copy was mid-aggregation."},
+    {"overflows", &RS::overflows, "int32 sums that wrapped."},
+    {"malformed", &RS::malformed, "Frames that failed parsing."},
+    {"foreign", &RS::foreign, "Frames of another job, or not from a contributor's source."},
+    {"rejected", &RS::rejected,
+     "Frames of this job with a contributor, fan-in, slot or length "
+     "it does not have."},
+    {"passed", &RS::passed, "DATA a best-effort switch passed on, added to a sum."},
+    {"proxied", &RS::proxied, "Partials a proxy sent in a best-effort switch's stead."},
+};
+
 std::string StatsJson(const grid::root::RootStats& s) {
-  return absl::StrFormat(
-      "{\"packets_received\":%d,\"packets_sent\":%d,\"bytes_received\":%d,\"bytes_sent\":%d,"
-      "\"contributions\":%d,\"completed\":%d,\"results_resent\":%d,\"duplicates\":%d,"
-      "\"stale\":%d,\"collisions\":%d,\"overflows\":%d,\"malformed\":%d,\"foreign\":%d,"
-      "\"rejected\":%d,\"passed\":%d,\"proxied\":%d}",
-      s.packets_received, s.packets_sent, s.bytes_received, s.bytes_sent, s.contributions,
-      s.completed, s.results_resent, s.duplicates, s.stale, s.collisions, s.overflows, s.malformed,
-      s.foreign, s.rejected, s.passed, s.proxied);
+  std::string out = "{";
+  for (const StatField& f : kStatFields) {
+    absl::StrAppendFormat(&out, "%s\"%s\":%d", out.size() > 1 ? "," : "", f.name, s.*f.member);
+  }
+  return out + "}";
+}
+
+// grid-root --metrics: the counters and the drops per (job, token), read
+// from the lanes' published copies, which any thread may.
+std::string StatsMetrics(const std::string& name, const grid::root::RootLanes& root) {
+  const grid::root::RootStats s = root.stats();
+  grid::node::MetricsText m;
+  for (const StatField& f : kStatFields) {
+    m.Family(absl::StrCat("grid_root_", f.name, "_total"), "counter", f.help);
+    m.Sample({{"root", name}}, static_cast<double>(s.*f.member));
+  }
+  m.Family("grid_root_job_drops_total", "counter",
+           "Frames claiming a job that were dropped, by job, token and reason.");
+  for (const grid::node::JobDrops& d : root.DropsByJob()) {
+    for (int r = 0; r < grid::node::kNumJobDrops; ++r) {
+      m.Sample({{"root", name},
+                {"job", std::to_string(d.job)},
+                {"token", std::to_string(d.token)},
+                {"reason", grid::node::JobDropName(static_cast<grid::node::JobDrop>(r))}},
+               static_cast<double>(d.counts[r]));
+    }
+  }
+  return m.text();
 }
 
 // A wait on the store that says, after a few seconds, what it waits for.
@@ -107,13 +159,28 @@ std::unique_ptr<grid::node::NodeReporter> StartReporter(const grid::tools::Flags
       [lanes] { return lanes->DropsByJob(); });
 }
 
+// --metrics: a server whose thread reads the lanes' published counters.
+// Null without the flag; a bad or taken address ends the process.
+std::unique_ptr<grid::node::MetricsServer> StartMetrics(const grid::tools::Flags& flags,
+                                                        const grid::host_config::RootConfig& config,
+                                                        const grid::root::RootLanes* lanes) {
+  const std::optional<std::string> address = flags.Get("metrics");
+  if (!address) return nullptr;
+  const std::string name = config.name.empty() ? "root" : config.name;
+  auto server = grid::node::MetricsServer::Start(
+      *address, [name, lanes] { return StatsMetrics(name, *lanes); });
+  if (!server.ok()) flags.Exit(server.status());
+  std::fprintf(stderr, "grid-root: metrics at %s\n", (*server)->url().c_str());
+  return *std::move(server);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace grid;
-  const tools::Flags flags("grid-root", argc, argv,
-                           {"store", "config", "transport", "bootstrap-timeout-ms", "threads"},
-                           kUsage);
+  const tools::Flags flags(
+      "grid-root", argc, argv,
+      {"store", "config", "transport", "bootstrap-timeout-ms", "threads", "metrics"}, kUsage);
   const auto threads = static_cast<uint32_t>(flags.Int("threads", 1, 1, 64));
   const absl::Duration wait =
       absl::Milliseconds(flags.Int("bootstrap-timeout-ms", 60000, 1, 1ll << 40));
@@ -142,6 +209,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
                config->contributors.size(), (*root)->Describe().c_str());
   std::unique_ptr<node::NodeReporter> reporter = StartReporter(flags, *config, root->get());
+  const std::unique_ptr<node::MetricsServer> metrics = StartMetrics(flags, *config, root->get());
   // The lanes run on their own threads; this one waits for a signal.
   while (!g_stop) {
     absl::SleepFor(absl::Milliseconds(20));

@@ -21,6 +21,7 @@
 #include "tools/switch_flags.h"
 #include "tools/switch_idle.h"
 #include "tools/switch_mbuf.h"
+#include "tools/switch_metrics.h"
 #include "transport/dpdk.h"
 #include "util/tsan.h"
 
@@ -95,10 +96,10 @@ struct Switch {
   std::vector<std::unique_ptr<LaneCore>> cores;
   std::vector<std::string> eal_args;  // before rte_eal_init permutes argv
   transport::MemifBells bells;
+  std::unique_ptr<SwitchMetrics> metrics;  // --metrics
 };
 
-// The EAL, the flags after its arguments, the tables, and one lane per
-// pipeline lcore (the main lcore receives when there are more).
+// The EAL, the flags after its arguments, the tables, and one lane per pipeline lcore.
 void Init(int argc, char** argv, Switch& sw) {
   // A memif client cannot connect before its server's socket exists, and the
   // processes of a fabric start in any order.
@@ -184,8 +185,8 @@ void LaunchLaneCores(Switch& sw) {
   }
 }
 
-// SIGUSR1: every lane's counters, summed, on stderr.
-void DumpCounters(Switch& sw) {
+// Every lane's counters, summed (SIGUSR1, --metrics).
+sw::Counters GatherCounters(Switch& sw) {
   sw::Counters total;
   if (sw.lanes == 1) {
     total = sw.lane[0].runtime->pipeline().counters();
@@ -197,7 +198,7 @@ void DumpCounters(Switch& sw) {
       if (s->dump.exchange(0) == 2) total.Add(s->snapshot);
     }
   }
-  std::fprintf(stderr, "%s\n", sw::CountersToJson(total).c_str());
+  return total;
 }
 
 // Every receive queue of every port, into the one lane or the lane cores'
@@ -239,13 +240,12 @@ void MainLoop(Switch& sw) {
     if (sw.lanes == 1) work += sw.lane[0].Flush();
     // Input drained: wake the hosts that were sent less than they wait for.
     if (received == 0) sw.bells.Flush();
-    if (g_dump.exchange(false)) DumpCounters(sw);
+    if (g_dump.exchange(false))
+      std::fprintf(stderr, "%s\n", CountersToJson(GatherCounters(sw)).c_str());
+    if (sw.metrics && sw.metrics->Due(SteadyNs())) sw.metrics->Post(SteadyNs(), GatherCounters(sw));
     if (g_reload.exchange(false)) {
-      if (sw.lanes == 1) {
-        Reload(sw.lane[0].runtime->pipeline(), sw.flags, 1);
-      } else {
-        for (auto& s : sw.cores) s->reload = true;
-      }
+      if (sw.lanes == 1) Reload(sw.lane[0].runtime->pipeline(), sw.flags, 1);
+      for (auto& s : sw.cores) s->reload = true;  // lane cores reload their own
     }
     // A peer with no bell would never wake this switch: nap then.
     idle.After(work, [&] {
@@ -283,14 +283,14 @@ int RunDpdkSwitch(int argc, char** argv) {
   std::vector<const sw::Pipeline*> pipelines;  // live until the process exits
   for (const Lane& l : sw.lane) pipelines.push_back(&l.runtime->pipeline());
   const auto reporter = StartReporter(sw.flags, pipelines);
+  sw.metrics = SwitchMetrics::Start(sw.flags, sw.config.name, pipelines);
   MainLoop(sw);
   if (reporter) reporter->Stop();
   rte_eal_mp_wait_lcore();
   Report(sw);
-  // Exit without closing the ports: DPDK 22.11's memif driver can fault in
-  // its interrupt thread while ports close after peers went away, which
-  // kills (or, under ASan, hangs) the switch at the very end. The kernel
-  // closes the sockets and frees the memory; the peers see the disconnect.
+  // Exit without closing the ports: DPDK 22.11's memif driver can fault in its interrupt
+  // thread while ports close after peers went away, which kills (or, under ASan, hangs) the
+  // switch at the very end. The kernel closes the sockets; the peers see the disconnect.
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(0);

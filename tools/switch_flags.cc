@@ -101,6 +101,7 @@ const char kSwitchUsage[] =
     "usage: grid-switch [EAL arguments] -- (--config=FILE | --store=SPEC --name=SWITCH)\n"
     "                   [--impair=PORT:loss=P,dup=P,reorder=P,gbps=G]...\n"
     "                   [--capacity-gbps=C] [--rate-scale=S] [--idle-us=50]\n"
+    "                   [--metrics=ADDR:PORT]\n"
     "       grid-switch --udp-port=BIND@PEER... (--config=FILE | --store=SPEC --name=SWITCH)\n"
     "                   [the same flags]\n"
     "The GRID switch pipeline on DPDK ports (any PMD; port i of the tables is DPDK port i)\n"
@@ -109,9 +110,10 @@ const char kSwitchUsage[] =
     "grid-controller also publishes each switch's port arguments (grid/switch-ports/SWITCH).\n"
     "--capacity-gbps overrides the tables' aggregation capacity C_s, --rate-scale scales it\n"
     "(an emulation's factor; --impair rates are taken as given), --idle-us is the nap of an\n"
-    "idle poll loop without a doorbell (0: busy polling). Signals: SIGUSR1 prints the counters "
-    "(JSON,\n"
-    "stderr), SIGHUP reloads the tables, SIGINT/SIGTERM stop and print the final counters.\n"
+    "idle poll loop without a doorbell (0: busy polling), --metrics serves the counters to\n"
+    "Prometheus at http://ADDR:PORT/metrics (PORT 0: any free one, said on stderr).\n"
+    "Signals: SIGUSR1 prints the counters (JSON, stderr), SIGHUP reloads the tables,\n"
+    "SIGINT/SIGTERM stop and print the final counters.\n"
     "docs/switch.md has the rest.\n";
 
 bool WantsSwitchUsage(int argc, char** argv) {
@@ -148,10 +150,12 @@ SwitchFlags ParseSwitchFlags(int argc, char** argv) {
       if (!absl::SimpleAtoi(*vd, &f.idle_us) || f.idle_us < 0) {
         Fail("--idle-us: expected a whole number >= 0");
       }
+    } else if (auto vm = Value(arg, "--metrics")) {
+      f.metrics = *vm;
     } else if (arg != "--") {
       Fail("unknown argument \"" + arg +
            "\" (--config, --store, --name, --udp-port, --impair, --capacity-gbps, --rate-scale, "
-           "--idle-us)");
+           "--idle-us, --metrics)");
     }
   }
   if (!store.empty() || !name.empty()) {

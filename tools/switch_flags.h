@@ -27,6 +27,7 @@ struct SwitchFlags {
   double capacity_gbps = -1;  // C_s instead of the table's; -1: the table's
   double rate_scale = 1;      // an emulation's scale: C_s times this
   int idle_us = 50;
+  std::string metrics;  // --metrics=ADDR:PORT: serve Prometheus metrics (tools/switch_metrics.h)
   std::vector<std::pair<uint16_t, sw::PortShaping>> impairments;  // --impair, by port
   std::vector<std::string> udp_ports;                             // BIND@PEER, in port order
 };

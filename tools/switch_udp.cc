@@ -14,6 +14,7 @@
 
 #include "switch/frame_pool.h"
 #include "tools/switch_flags.h"
+#include "tools/switch_metrics.h"
 #include "transport/udp.h"
 
 namespace grid::tools {
@@ -82,11 +83,13 @@ class UdpSwitch {
         std::fprintf(stderr, "%s\n", sw::CountersToJson(runtime_->pipeline().counters()).c_str());
       }
       if (g_reload.exchange(false)) Reload(runtime_->pipeline(), flags_, 1);
+      if (metrics && metrics->Due(SteadyNs())) metrics->Post(SteadyNs(), pipeline().counters());
       if (work == 0) Idle(runtime_->Backlog());
     }
   }
 
   const sw::Pipeline& pipeline() const { return runtime_->pipeline(); }
+  std::unique_ptr<SwitchMetrics> metrics;  // --metrics; posted from Run's loop
 
   // The final counters on stdout, as one JSON line.
   void Report() const {
@@ -146,6 +149,7 @@ int RunUdpSwitch(int argc, char** argv) {
   UdpSwitch sw(flags);
   InstallSignals();
   const auto reporter = StartReporter(flags, {&sw.pipeline()});
+  sw.metrics = SwitchMetrics::Start(flags, sw.pipeline().config().name, {&sw.pipeline()});
   sw.Run();
   if (reporter) reporter->Stop();
   sw.Report();

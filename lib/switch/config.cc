@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "grid/switch.h"
+#include "switch/counter_fields.h"
 #include "util/json.h"
 
 namespace grid::sw {
@@ -327,17 +328,9 @@ std::string CountersToJson(const Counters& counters) {
   doc["other_forwarded"] = counters.other_forwarded;
   Ordered jobs = Ordered::object();
   for (const auto& [id, j] : counters.jobs) {
-    jobs[std::to_string(id)] = {{"data", j.data},
-                                {"partials", j.partials},
-                                {"partials_resent", j.partials_resent},
-                                {"results", j.results},
-                                {"replicas", j.replicas},
-                                {"collisions", j.collisions},
-                                {"duplicates", j.duplicates},
-                                {"overflows", j.overflows},
-                                {"passed", j.passed},
-                                {"passed_chunks", j.passed_chunks},
-                                {"proxied", j.proxied}};
+    Ordered fields = Ordered::object();
+    for (const JobCounterField& f : kJobCounterFields) fields[f.name] = j.*f.member;
+    jobs[std::to_string(id)] = fields;
   }
   doc["jobs"] = jobs;
   Ordered ports = Ordered::array();

@@ -2,6 +2,7 @@
 // (grid-switch adds up its lcores').
 #include "grid/switch.h"
 #include "node/drop_ledger.h"
+#include "switch/counter_fields.h"
 #include "switch/job_state.h"
 
 namespace grid::sw {
@@ -59,17 +60,7 @@ void Counters::Add(const Counters& o) {
   other_forwarded += o.other_forwarded;
   for (const auto& [id, j] : o.jobs) {
     JobCounters& m = jobs[id];
-    m.data += j.data;
-    m.partials += j.partials;
-    m.partials_resent += j.partials_resent;
-    m.results += j.results;
-    m.replicas += j.replicas;
-    m.collisions += j.collisions;
-    m.duplicates += j.duplicates;
-    m.overflows += j.overflows;
-    m.passed += j.passed;
-    m.passed_chunks += j.passed_chunks;
-    m.proxied += j.proxied;
+    for (const JobCounterField& f : kJobCounterFields) m.*f.member += j.*f.member;
   }
   if (ports.size() < o.ports.size()) ports.resize(o.ports.size());
   for (size_t p = 0; p < o.ports.size(); ++p) {

@@ -1,6 +1,9 @@
 // The drops a node counts against a job and the status it publishes for the
 // job's ranks (node/drop_ledger.h, node/status.h).
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -8,11 +11,13 @@
 #include <filesystem>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grid/store.h"
 #include "gtest/gtest.h"
 #include "node/drop_ledger.h"
+#include "node/metrics.h"
 #include "node/process.h"
 #include "node/status.h"
 
@@ -267,6 +272,90 @@ TEST(NodeProcess, ReadsAProcesssCpuTime) {
   const double clock = absl::ToDoubleMilliseconds(process_clock() - clock0);
   EXPECT_NEAR(used, clock, 0.1 * clock + 2) << "schedstat " << used << " ms, clock " << clock;
   EXPECT_FALSE(ProcessCpuTime(-1).ok());
+}
+
+// Prometheus' text format: HELP and TYPE once per family, then its
+// samples, label values escaped.
+TEST(MetricsText, WritesFamiliesAndEscapesLabels) {
+  MetricsText m;
+  m.Family("grid_x_total", "counter", "Things.");
+  m.Sample({}, 3);
+  m.Sample({{"switch", "S\"1\\\n"}, {"port", "2"}}, 12345678901);
+  m.Family("grid_y", "gauge", "Level.");
+  m.Sample({{"a", "b"}}, 0.5);
+  EXPECT_EQ(m.text(),
+            "# HELP grid_x_total Things.\n# TYPE grid_x_total counter\ngrid_x_total 3\n"
+            "grid_x_total{switch=\"S\\\"1\\\\\\n\",port=\"2\"} 12345678901\n"
+            "# HELP grid_y Level.\n# TYPE grid_y gauge\ngrid_y{a=\"b\"} 0.5\n");
+}
+
+// What an HTTP client gets from `port`: the whole response to `request`.
+std::string Fetch(uint16_t port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    close(fd);
+    return "connect failed";
+  }
+  (void)!write(fd, request.data(), request.size());
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
+  close(fd);
+  return out;
+}
+
+TEST(MetricsServer, ServesMetricsAndNothingElse) {
+  int renders = 0;
+  auto server = MetricsServer::Start("127.0.0.1:0", [&] {
+    ++renders;
+    return std::string("grid_x_total 1\n");
+  });
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_NE((*server)->port(), 0);
+  EXPECT_EQ((*server)->url(), absl::StrCat("http://127.0.0.1:", (*server)->port(), "/metrics"));
+  const std::string ok = Fetch((*server)->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(ok, ::testing::StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(ok, ::testing::HasSubstr("Content-Type: text/plain; version=0.0.4"));
+  EXPECT_THAT(ok, ::testing::EndsWith("\r\n\r\ngrid_x_total 1\n"));
+  EXPECT_THAT(Fetch((*server)->port(), "GET / HTTP/1.1\r\n\r\n"),
+              ::testing::StartsWith("HTTP/1.1 404"));
+  EXPECT_EQ(renders, 1);
+}
+
+// A client that connects and says nothing holds the server for at most
+// kRequestTimeout; the next scrape is answered.
+TEST(MetricsServer, ASilentClientDoesNotStopTheNext) {
+  auto server = MetricsServer::Start("127.0.0.1:0", [] { return std::string("x 1\n"); });
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int silent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((*server)->port());
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(silent, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(Fetch((*server)->port(), "GET /metrics HTTP/1.0\r\n\r\n"),
+              ::testing::EndsWith("x 1\n"));
+  EXPECT_LT(absl::Now() - start, MetricsServer::kRequestTimeout + absl::Seconds(2));
+  close(silent);
+}
+
+TEST(MetricsServer, BadAddressesSayWhy) {
+  auto render = [] { return std::string(); };
+  for (const char* bad : {"9464", "localhost:9464", "127.0.0.1:99999", "127.0.0.1:x", ":1"}) {
+    auto s = MetricsServer::Start(bad, render);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.status().message(), ::testing::HasSubstr(bad));
+  }
+  auto first = MetricsServer::Start("127.0.0.1:0", render);
+  ASSERT_TRUE(first.ok());
+  const std::string taken = absl::StrCat("127.0.0.1:", (*first)->port());
+  auto second = MetricsServer::Start(taken, render);
+  EXPECT_THAT(second.status().message(), ::testing::HasSubstr(taken + ": Address already in use"));
 }
 
 }  // namespace

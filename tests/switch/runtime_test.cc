@@ -9,10 +9,13 @@
 #include <map>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "fabric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "switch/counter_fields.h"
 #include "switch/frame_pool.h"
+#include "switch/metrics.h"
 
 namespace grid::sw {
 namespace {
@@ -36,8 +39,7 @@ class RuntimeTest : public ::testing::Test {
                                                SwitchConfig config) {
     auto p = Pipeline::Create(config);
     EXPECT_TRUE(p.ok()) << p.status();
-    return std::make_unique<SwitchRuntime<PoolOps>>(*std::move(p), shaping, 1,
-                                                    PoolOps{&pool_});
+    return std::make_unique<SwitchRuntime<PoolOps>>(*std::move(p), shaping, 1, PoolOps{&pool_});
   }
   std::unique_ptr<SwitchRuntime<PoolOps>> Make(std::vector<PortShaping> shaping = {}) {
     return Make(std::move(shaping), job_.configs.at(s2_));
@@ -93,8 +95,10 @@ TEST_F(RuntimeTest, BuiltFramesComeFromThePoolAndFailedAllocationsAreCounted) {
   // Three members' DATA complete a chunk: S2 builds the partial.
   auto rt = Make();
   Feed(*rt, testing::DataFrame(job_, 2, 1, 0, {1, 2, 3, 4}), in_);
-  Feed(*rt, testing::DataFrame(job_, 3, 1, 0, {1, 2, 3, 4}), job_.PortTo(s2_, job_.plan.job.workers[3]));
-  Feed(*rt, testing::DataFrame(job_, 6, 1, 0, {1, 2, 3, 4}), job_.PortTo(s2_, job_.plan.job.workers[6]));
+  Feed(*rt, testing::DataFrame(job_, 3, 1, 0, {1, 2, 3, 4}),
+       job_.PortTo(s2_, job_.plan.job.workers[3]));
+  Feed(*rt, testing::DataFrame(job_, 6, 1, 0, {1, 2, 3, 4}),
+       job_.PortTo(s2_, job_.plan.job.workers[6]));
   Flush(*rt, 0);
   const uint16_t root = job_.PortTo(s2_, job_.node("S1"));
   ASSERT_EQ(bytes_[root].size(), 1u);
@@ -103,7 +107,8 @@ TEST_F(RuntimeTest, BuiltFramesComeFromThePoolAndFailedAllocationsAreCounted) {
   // With the pool empty, the next partial has nowhere to go: a queue drop.
   std::vector<Buffer*> taken;
   Feed(*rt, testing::DataFrame(job_, 2, 1, 1, {1, 2, 3, 4}), in_);
-  Feed(*rt, testing::DataFrame(job_, 3, 1, 1, {1, 2, 3, 4}), job_.PortTo(s2_, job_.plan.job.workers[3]));
+  Feed(*rt, testing::DataFrame(job_, 3, 1, 1, {1, 2, 3, 4}),
+       job_.PortTo(s2_, job_.plan.job.workers[3]));
   std::optional<Buffer*> last = rt->ops().Make(testing::DataFrame(job_, 6, 1, 1, {1, 2, 3, 4}));
   while (Buffer* b = pool_.Alloc()) taken.push_back(b);
   rt->Handle(*last, job_.PortTo(s2_, job_.plan.job.workers[6]));
@@ -215,7 +220,8 @@ TEST_F(RuntimeTest, TheCapacityIsGrantedAsTheGivenTimePasses) {
   uint32_t stuck = 0;
   for (uint32_t chunk = 0; chunk < 100000 && stuck == 0; ++chunk) {
     const size_t before = bytes_[root].size();
-    for (int r : {2, 3, 6}) Feed(*rt, testing::DataFrame(job_, r, 1, chunk, {1, 1, 1, 1}), member_port(r));
+    for (int r : {2, 3, 6})
+      Feed(*rt, testing::DataFrame(job_, r, 1, chunk, {1, 1, 1, 1}), member_port(r));
     Flush(*rt, 1000);
     if (bytes_[root].size() == before) stuck = chunk;
   }
@@ -275,4 +281,35 @@ TEST(Runtime, PortShapingNamesTheKeyAtFault) {
 }
 
 }  // namespace
+// Each per-job counter, by the one table of their names, in every view:
+// the sum over lcores, the JSON and the Prometheus text.
+TEST(Counters, EveryJobCounterInEveryView) {
+  Counters c;
+  uint64_t v = 0;
+  for (const JobCounterField& f : kJobCounterFields) c.jobs[7].*f.member = ++v;
+  c.drops[static_cast<int>(Drop::kStale)] = 5;
+  c.ports.resize(2);
+  c.ports[1].tx_bytes = 999;
+  Counters twice = c;
+  twice.Add(c);
+  const std::string json = CountersToJson(c);
+  const std::string text =
+      CountersToPrometheus("S1", twice, {node::JobDrops{7, 9, {0, 0, 0, 0, 0, 4}}});
+  v = 0;
+  for (const JobCounterField& f : kJobCounterFields) {
+    ++v;
+    EXPECT_EQ(twice.jobs[7].*f.member, 2 * v) << f.name;
+    EXPECT_THAT(json, ::testing::HasSubstr(absl::StrFormat("\"%s\":%d", f.name, v)));
+    EXPECT_THAT(text,
+                ::testing::HasSubstr(absl::StrFormat(
+                    "grid_switch_job_%s_total{switch=\"S1\",job=\"7\"} %d\n", f.name, 2 * v)));
+  }
+  EXPECT_THAT(text,
+              ::testing::HasSubstr("grid_switch_drops_total{switch=\"S1\",reason=\"stale\"} 10\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "grid_switch_port_tx_bytes_total{switch=\"S1\",port=\"1\"} 1998\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr("grid_switch_job_drops_total{switch=\"S1\",job=\"7\","
+                                         "token=\"9\",reason=\"stale\"} 4\n"));
+}
+
 }  // namespace grid::sw
