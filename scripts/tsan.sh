@@ -4,7 +4,8 @@
 # (ranks as threads, each with its engine and heartbeat thread), the root
 # runner, the store, the transports, ranks of several progress threads
 # (threads_test), failures and two jobs, the drop ledger and node
-# reporter that switches and the root share with the ranks, the grid
+# reporter that switches and the root share with the ranks, the metrics
+# server they run beside their packet loops, the grid
 # planners' improvement (moves scored on several threads); then grid-switch
 # on one and on three lcores between memif processes (switch_memif).
 # Any report fails the test that produced it (halt_on_error).
@@ -20,5 +21,5 @@ cmake --build "$build" -j "$(nproc)" --target allreduce_test threads_test transp
   node_test grid-switch memif_peer
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" \
-  -R '^(Allreduce|AllreduceEdges|Bootstrap|Store|UdpTransport|DpdkTransport|VerbsTransport|Failures|TwoJobs|Adversarial|FaultyMember|WorkerChecks|GridPaths|ThreadsUnderFaults|ThreadsOptions|TransportLanes|DropLedger|NodeReporter|DropNotices)\.|^Ranks/Threads\.|^switch_memif$' \
+  -R '^(Allreduce|AllreduceEdges|Bootstrap|Store|UdpTransport|DpdkTransport|VerbsTransport|Failures|TwoJobs|Adversarial|FaultyMember|WorkerChecks|GridPaths|ThreadsUnderFaults|ThreadsOptions|TransportLanes|DropLedger|NodeReporter|MetricsServer|DropNotices)\.|^Ranks/Threads\.|^switch_memif$' \
   "$@"

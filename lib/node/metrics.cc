@@ -71,7 +71,9 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     return absl::InvalidArgumentError(absl::StrCat(
         "--metrics=", address, ": not ADDR:PORT with an IPv4 address (e.g. 0.0.0.0:9464)"));
   }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: a client that resets between poll() and accept() must not
+  // hold the loop in accept() past a stop.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return absl::InternalError(absl::StrCat("--metrics: socket: ", strerror(errno)));
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -115,6 +117,9 @@ void MetricsServer::Loop() {
     if (::poll(&p, 1, 100) <= 0) continue;
     const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
+    // A scraper that stops reading holds the answer for at most this long.
+    const timeval send_timeout = absl::ToTimeval(kRequestTimeout);
+    setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
     Serve(client);
     ::close(client);
   }

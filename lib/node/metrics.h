@@ -40,8 +40,8 @@ class MetricsText {
 // The HTTP endpoint: GET /metrics answers with what `render` returns (from
 // the server's thread: it must be safe to call there); anything else gets
 // 404. One connection at a time, each given kRequestTimeout to send its
-// request, so a client that connects and says nothing delays the next by
-// at most that.
+// request and as long again to take the answer, so a client that connects
+// and says (or reads) nothing delays the next by at most that.
 class MetricsServer {
  public:
   static constexpr absl::Duration kRequestTimeout = absl::Seconds(1);
