@@ -29,7 +29,8 @@ absl::StatusOr<int64_t> LocalPid(const std::string& name, const NodeStatus& stat
 // The CPU time, user and system, that process `pid`'s live threads have
 // used: the sum of the first field of /proc/PID/task/*/schedstat, which the
 // scheduler keeps in nanoseconds (/proc/PID/stat's ticks are 10 ms, coarser
-// than one allreduce). Threads that have exited are not counted.
+// than one allreduce; they stand in on a kernel without schedstat). Threads
+// that have exited are not counted.
 absl::StatusOr<absl::Duration> ProcessCpuTime(int64_t pid);
 
 }  // namespace grid::node
