@@ -90,17 +90,7 @@ std::string StatsMetrics(const std::string& name, const grid::root::RootLanes& r
     m.Family(absl::StrCat("grid_root_", f.name, "_total"), "counter", f.help);
     m.Sample({{"root", name}}, static_cast<double>(s.*f.member));
   }
-  m.Family("grid_root_job_drops_total", "counter",
-           "Frames claiming a job that were dropped, by job, token and reason.");
-  for (const grid::node::JobDrops& d : root.DropsByJob()) {
-    for (int r = 0; r < grid::node::kNumJobDrops; ++r) {
-      m.Sample({{"root", name},
-                {"job", std::to_string(d.job)},
-                {"token", std::to_string(d.token)},
-                {"reason", grid::node::JobDropName(static_cast<grid::node::JobDrop>(r))}},
-               static_cast<double>(d.counts[r]));
-    }
-  }
+  grid::node::AppendJobDrops(m, "grid_root_job_drops_total", {"root", name}, root.DropsByJob());
   return m.text();
 }
 

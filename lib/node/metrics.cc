@@ -61,6 +61,23 @@ void MetricsText::Sample(const MetricLabels& labels, double value) {
   absl::StrAppendFormat(&text_, " %.17g\n", value);
 }
 
+void AppendJobDrops(MetricsText& m, const std::string& family,
+                    const std::pair<std::string, std::string>& node,
+                    const std::vector<JobDrops>& drops) {
+  m.Family(family, "counter",
+           "Frames claiming a job that were dropped, by job, token and reason: what the job's "
+           "ranks read from the store.");
+  for (const JobDrops& d : drops) {
+    for (int r = 0; r < kNumJobDrops; ++r) {
+      m.Sample({node,
+                {"job", std::to_string(d.job)},
+                {"token", std::to_string(d.token)},
+                {"reason", JobDropName(static_cast<JobDrop>(r))}},
+               static_cast<double>(d.counts[r]));
+    }
+  }
+}
+
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& address, std::function<std::string()> render) {
   const size_t colon = address.rfind(':');

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "node/drop_ledger.h"
 
 namespace grid::node {
 
@@ -36,6 +37,13 @@ class MetricsText {
   std::string text_;
   std::string family_;
 };
+
+// Family `family` (a counter): the drops counted against each (job, token),
+// by reason, every sample labelled `node` (("switch", "S1"), ("root", "PS")):
+// what the job's ranks also read from the store (node/status.h).
+void AppendJobDrops(MetricsText& m, const std::string& family,
+                    const std::pair<std::string, std::string>& node,
+                    const std::vector<JobDrops>& drops);
 
 // The HTTP endpoint: GET /metrics answers with what `render` returns (from
 // the server's thread: it must be safe to call there); anything else gets

@@ -39,18 +39,7 @@ std::string CountersToPrometheus(const std::string& name, const Counters& c,
                static_cast<double>(c.ports[p].*f.member));
     }
   }
-  m.Family("grid_switch_job_drops_total", "counter",
-           "Frames claiming a job that were dropped, by job, token and reason: what the job's "
-           "ranks read from the store.");
-  for (const node::JobDrops& d : job_drops) {
-    for (int r = 0; r < node::kNumJobDrops; ++r) {
-      m.Sample({{"switch", name},
-                {"job", std::to_string(d.job)},
-                {"token", std::to_string(d.token)},
-                {"reason", node::JobDropName(static_cast<node::JobDrop>(r))}},
-               static_cast<double>(d.counts[r]));
-    }
-  }
+  node::AppendJobDrops(m, "grid_switch_job_drops_total", {"switch", name}, job_drops);
   return m.text();
 }
 
