@@ -11,7 +11,8 @@
 // over elapsed time: Allreduce_2t's "wall" over Allreduce_1t's is what a
 // second progress thread (EngineOptions::threads, each with its own queue of
 // the fabric) buys, and Allreduce_1t_poll's what polling before sleeping
-// (EngineOptions::busy_poll) does. BM_QuantizePacketize, the worker's inner loop alone
+// (EngineOptions::busy_poll) does, and Allreduce_1t_traced's what GRID_TRACE
+// costs. BM_QuantizePacketize, the worker's inner loop alone
 // (quantize into frames in memory), runs in the same binary and is the
 // baseline every rate is printed against; Allreduce_1t is the second.
 // RankFloor is the least a rank must do per chunk (scan, quantize,
@@ -21,10 +22,12 @@
 //   build/release/bench/engine_bench --sizes=small   # what the smoke test runs
 #include <benchmark/benchmark.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,11 +50,13 @@ namespace {
 // the root run on the fabric's network thread.
 class OneRankJob {
  public:
+  // `trace_dir`: GRID_TRACE's directory ("": off).
   static absl::StatusOr<std::unique_ptr<OneRankJob>> Create(uint32_t slots, uint16_t elements,
                                                             uint32_t threads,
-                                                            absl::Duration busy_poll) {
+                                                            absl::Duration busy_poll,
+                                                            const std::string& trace_dir) {
     auto job = std::unique_ptr<OneRankJob>(new OneRankJob);
-    absl::Status s = job->Start(slots, elements, threads, busy_poll);
+    absl::Status s = job->Start(slots, elements, threads, busy_poll, trace_dir);
     if (!s.ok()) return s;
     return job;
   }
@@ -67,8 +72,8 @@ class OneRankJob {
  private:
   OneRankJob() = default;
 
-  absl::Status Start(uint32_t slots, uint16_t elements, uint32_t threads,
-                     absl::Duration busy_poll) {
+  absl::Status Start(uint32_t slots, uint16_t elements, uint32_t threads, absl::Duration busy_poll,
+                     const std::string& trace_dir) {
     auto topo = grid::topology::GenerateTopology("testbed");
     if (!topo.ok()) return topo.status();
     topo_ = *std::move(topo);
@@ -110,6 +115,7 @@ class OneRankJob {
     grid::CommunicatorOptions options;
     options.engine.threads = threads;
     options.engine.busy_poll = busy_poll;
+    options.engine.trace_dir = trace_dir;
     auto comm = grid::Communicator::Create((*workers)[0], fabric_->TakeWorkerLanes(), options);
     if (!comm.ok()) return comm.status();
     comm_ = *std::move(comm);
@@ -133,10 +139,10 @@ absl::Duration ProcessCpu() {
 // core; the counter "process" is the same bytes over the whole process's
 // CPU, the network thread included; "wall" over elapsed time.
 void Allreduce(benchmark::State& state, uint32_t threads,
-               absl::Duration busy_poll = absl::ZeroDuration()) {
+               absl::Duration busy_poll = absl::ZeroDuration(), const std::string& trace_dir = "") {
   const size_t n = static_cast<size_t>(state.range(0));
   const auto elements = static_cast<uint16_t>(state.range(1));
-  auto job = OneRankJob::Create(/*slots=*/256, elements, threads, busy_poll);
+  auto job = OneRankJob::Create(/*slots=*/256, elements, threads, busy_poll, trace_dir);
   if (!job.ok()) {
     state.SkipWithError(job.status().ToString().c_str());
     return;
@@ -176,6 +182,13 @@ void Allreduce(benchmark::State& state, uint32_t threads,
 void BM_Allreduce_1t(benchmark::State& state) { Allreduce(state, 1); }
 // Polling 20 µs before sleeping (EngineOptions::busy_poll).
 void BM_Allreduce_1t_poll(benchmark::State& state) { Allreduce(state, 1, absl::Microseconds(20)); }
+// With GRID_TRACE on: what recording a lane's timeline costs (the trace is
+// written when the job ends, outside the timed allreduces).
+void BM_Allreduce_1t_traced(benchmark::State& state) {
+  const std::string dir = absl::StrFormat("/tmp/engine_bench_trace_%d", getpid());
+  Allreduce(state, 1, absl::ZeroDuration(), dir);
+  std::filesystem::remove_all(dir);
+}
 void BM_Allreduce_2t(benchmark::State& state) { Allreduce(state, 2); }
 void BM_Allreduce_4t(benchmark::State& state) { Allreduce(state, 4); }
 
@@ -255,6 +268,7 @@ int main(int argc, char** argv) {
                           std::pair{"engine/RankFloor", &BM_RankFloor},
                           std::pair{"engine/Allreduce_1t", &BM_Allreduce_1t},
                           std::pair{"engine/Allreduce_1t_poll", &BM_Allreduce_1t_poll},
+                          std::pair{"engine/Allreduce_1t_traced", &BM_Allreduce_1t_traced},
                           std::pair{"engine/Allreduce_2t", &BM_Allreduce_2t},
                           std::pair{"engine/Allreduce_4t", &BM_Allreduce_4t}}) {
     auto* b = benchmark::RegisterBenchmark(name, fn);

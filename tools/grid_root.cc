@@ -19,6 +19,7 @@
 #include "root/lanes.h"
 #include "store/wait.h"
 #include "tools/flags.h"
+#include "tools/trace_env.h"
 
 namespace {
 
@@ -192,9 +193,11 @@ int main(int argc, char** argv) {
   if (spec.empty()) flags.Fail("--transport is required");
   auto transport = OpenTransport(spec);
   if (!transport.ok()) flags.Exit(transport.status());
+  const auto trace = tools::TraceFromEnvironment();
+  if (!trace.ok()) flags.Exit(trace.status());
   for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) std::signal(sig, OnSignal);
-  auto root =
-      root::RootLanes::Start(*config, *std::move(transport), threads, absl::Milliseconds(5));
+  auto root = root::RootLanes::Start(*config, *std::move(transport), threads, absl::Milliseconds(5),
+                                     trace->events);
   if (!root.ok()) flags.Exit(root.status());
   std::fprintf(stderr, "grid-root: job %d, %zu contributors, %s\n", config->job_id,
                config->contributors.size(), (*root)->Describe().c_str());
@@ -215,5 +218,9 @@ int main(int argc, char** argv) {
   if (reporter) reporter->Stop();
   (*root)->Stop();
   std::printf("%s\n", StatsJson((*root)->stats()).c_str());
+  if (!trace->dir.empty()) {
+    const std::string name = absl::StrFormat("job%d", config->job_id);
+    if (absl::Status s = (*root)->WriteTrace(trace->dir, name, *config); !s.ok()) flags.Exit(s);
+  }
   return 0;
 }

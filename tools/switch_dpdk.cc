@@ -22,6 +22,7 @@
 #include "tools/switch_idle.h"
 #include "tools/switch_mbuf.h"
 #include "tools/switch_metrics.h"
+#include "tools/switch_trace.h"
 #include "transport/dpdk.h"
 #include "util/tsan.h"
 
@@ -96,7 +97,8 @@ struct Switch {
   std::vector<std::unique_ptr<LaneCore>> cores;
   std::vector<std::string> eal_args;  // before rte_eal_init permutes argv
   transport::MemifBells bells;
-  std::unique_ptr<SwitchMetrics> metrics;  // --metrics
+  std::unique_ptr<SwitchMetrics> metrics;                               // --metrics
+  std::unique_ptr<SwitchTrace> trace = SwitchTrace::FromEnvironment();  // GRID_TRACE
 };
 
 // The EAL, the flags after its arguments, the tables, and one lane per pipeline lcore.
@@ -128,13 +130,10 @@ void StartPorts(Switch& sw) {
                               transport::GridMbufDataRoom(), static_cast<int>(rte_socket_id()));
   if (sw.pool == nullptr) Fail(std::string("mbuf pool: ") + rte_strerror(rte_errno), 1);
   const std::vector<sw::PortShaping> shaping = PortShapings(sw.flags, sw.ports, sw.lanes);
-  // A transmit and a receive queue per lane on every port (the main lcore
-  // polls them all).
+  // A transmit and a receive queue per lane on every port (the main lcore polls them all).
   for (uint16_t p = 0; p < sw.ports; ++p) {
-    if (absl::Status s = transport::StartQueues(p, static_cast<uint16_t>(sw.lanes), sw.pool);
-        !s.ok()) {
-      Fail(std::string(s.message()), 1);
-    }
+    absl::Status s = transport::StartQueues(p, static_cast<uint16_t>(sw.lanes), sw.pool);
+    if (!s.ok()) Fail(std::string(s.message()), 1);
   }
   sw.lane.resize(sw.lanes);
   for (unsigned w = 0; w < sw.lanes; ++w) {
@@ -143,6 +142,7 @@ void StartPorts(Switch& sw) {
     sw.lane[w].runtime =
         std::make_unique<Runtime>(*std::move(pipeline), shaping, 0x5eed + w, MbufOps{sw.pool});
     sw.lane[w].tx_queue = static_cast<uint16_t>(w);
+    if (sw.trace) sw.trace->Attach(*sw.lane[w].runtime);
   }
   std::vector<char*> args;
   for (std::string& a : sw.eal_args) args.push_back(a.data());
@@ -266,6 +266,7 @@ void Report(Switch& sw) {
   std::printf("%s\n", sw::RuntimeReportJson(sw.config.name, sw.lanes, drops,
                                             sw.config.capacity_gbps * sw.lanes, total)
                           .c_str());
+  if (sw.trace) sw.trace->Write(sw.config);
 }
 
 }  // namespace
@@ -288,9 +289,8 @@ int RunDpdkSwitch(int argc, char** argv) {
   if (reporter) reporter->Stop();
   rte_eal_mp_wait_lcore();
   Report(sw);
-  // Exit without closing the ports: DPDK 22.11's memif driver can fault in its interrupt
-  // thread while ports close after peers went away, which kills (or, under ASan, hangs) the
-  // switch at the very end. The kernel closes the sockets; the peers see the disconnect.
+  // Exit without closing the ports: DPDK 22.11's memif driver can fault in its interrupt thread
+  // as ports close after peers left, killing (or, under ASan, hanging) the switch at the end.
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(0);

@@ -15,6 +15,7 @@
 #include "switch/frame_pool.h"
 #include "tools/switch_flags.h"
 #include "tools/switch_metrics.h"
+#include "tools/switch_trace.h"
 #include "transport/udp.h"
 
 namespace grid::tools {
@@ -55,6 +56,7 @@ class UdpSwitch {
     runtime_ =
         std::make_unique<Runtime>(*std::move(pipeline), PortShapings(flags_, config.num_ports, 1),
                                   0x5eed ^ config.node_id, sw::PoolOps{pool_.get()});
+    if (trace_) trace_->Attach(*runtime_);
     for (const std::string& spec : flags_.udp_ports) links_.push_back(OpenLink(spec));
     for (const auto& link : links_) fds_.push_back({link->PollFd(), POLLIN, 0});
     more_.assign(links_.size(), false);
@@ -99,6 +101,7 @@ class UdpSwitch {
                                               runtime_->pipeline().config().capacity_gbps,
                                               runtime_->pipeline().counters(), foreign)
                             .c_str());
+    if (trace_) trace_->Write(runtime_->pipeline().config());
   }
 
  private:
@@ -136,6 +139,7 @@ class UdpSwitch {
   const SwitchFlags& flags_;
   std::unique_ptr<sw::FramePool> pool_;
   std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<SwitchTrace> trace_ = SwitchTrace::FromEnvironment();  // GRID_TRACE
   std::vector<std::unique_ptr<Transport>> links_;
   std::vector<pollfd> fds_;
   std::vector<bool> more_;  // the port's last read filled its batch

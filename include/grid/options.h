@@ -154,6 +154,14 @@ struct EngineOptions {
   // (Communicator::Create with one transport per thread) or on a share of
   // one (docs/worker.md, "Threads"). Ranks of a job may differ in it.
   uint32_t threads = 1;
+  // GRID_TRACE: a directory where the rank writes its timeline when the
+  // communicator shuts down (rank-R-jobJ.json): a Chrome trace-event JSON
+  // that Perfetto and chrome://tracing open (docs/observability.md). "" is
+  // off, and costs nothing measurable. Each progress thread keeps its last
+  // `trace_events` events (GRID_TRACE_EVENTS, 104 bytes each). A root
+  // hosted in the rank (RootHostOptions) is not traced; grid-root is.
+  std::string trace_dir;
+  size_t trace_events = size_t{1} << 17;
 };
 
 struct CommunicatorOptions {

@@ -252,6 +252,10 @@ class Pipeline {
 
   const SwitchConfig& config() const { return config_; }
   const Counters& counters() const { return counters_; }
+  // Slot copies holding a chunk that is not complete yet, over every job
+  // and proxy: the slot pool's occupancy (a scan of the pool, for samples,
+  // not per packet).
+  size_t BusyCopies() const;
   void ResetCounters();
   // The drops counted against each (job, token) for the job's ranks
   // (lib/node/drop_ledger.h): readable from any thread. It outlives Reload

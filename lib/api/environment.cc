@@ -69,6 +69,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   int64_t rank = b.rank, world = b.world_size, timeout_ms = -1, window = -1, rto_us = -1;
   int64_t root_rank = -1, threads = e.threads, root_threads = o.root.threads, busy_us = -1;
   int64_t fence = b.fence ? 1 : 0;
+  int64_t trace_events = static_cast<int64_t>(e.trace_events);
   constexpr int64_t kMaxRank = 65534;
   constexpr int64_t kMaxMicros = int64_t{1} << 40;
   for (const absl::Status& s :
@@ -81,8 +82,8 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
         Integer({"GRID_THREADS"}, 1, 64, &threads),
         Integer({"GRID_BUSY_POLL_US"}, 0, 1000000, &busy_us),
         Integer({"GRID_ROOT_RANK"}, 0, kMaxRank, &root_rank),
-        Integer({"GRID_ROOT_THREADS"}, 1, 64, &root_threads),
-        Integer({"GRID_FENCE"}, 0, 1, &fence)}) {
+        Integer({"GRID_ROOT_THREADS"}, 1, 64, &root_threads), Integer({"GRID_FENCE"}, 0, 1, &fence),
+        Integer({"GRID_TRACE_EVENTS"}, 1, int64_t{1} << 26, &trace_events)}) {
     if (!s.ok()) return s;
   }
   b.rank = static_cast<int>(rank);
@@ -91,6 +92,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
   if (timeout_ms > 0) e.timeout = absl::Milliseconds(timeout_ms);
   if (window >= 0) e.window = static_cast<uint32_t>(window);
   e.threads = static_cast<uint32_t>(threads);
+  e.trace_events = static_cast<size_t>(trace_events);
   if (busy_us >= 0) e.busy_poll = absl::Microseconds(busy_us);
   o.root.threads = static_cast<uint32_t>(root_threads);
   if (rto_us > 0) {
@@ -107,6 +109,7 @@ absl::StatusOr<CommunicatorOptions> Communicator::OptionsFromEnvironment(Communi
     b.store = absl::StrFormat("tcp:%s:%d", addr, port + 1);
   }
   String({"GRID_TRANSPORT"}, &b.transport);
+  String({"GRID_TRACE"}, &e.trace_dir);
   String({"GRID_TOPOLOGY"}, &o.control.topology);
   String({"GRID_PLANNER"}, &o.control.planner);
   String({"GRID_ROOT"}, &o.control.root);

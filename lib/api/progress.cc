@@ -19,6 +19,10 @@ ProgressLoop::ProgressLoop(const host_config::WorkerConfig& config,
     lane->transport = std::move(lanes[k]);
     lane->engine = std::make_unique<worker::Engine>(config, lane->transport.get(), options,
                                                     worker::Lane{k, count});
+    if (!options.trace_dir.empty()) {
+      lane->trace = std::make_unique<trace::Recorder>(options.trace_events);
+      lane->engine->SetTrace(lane->trace.get());
+    }
     if (health_ != nullptr) {
       lane->engine->SetTimeoutExplainer([this](uint64_t id) { return health_->Explain(id); });
     }
@@ -259,6 +263,7 @@ absl::Status ProgressLoop::Shutdown(absl::Duration timeout) {
     left_running = std::max(left_running, lane->left_running);
   }
   joined_ = true;
+  if (absl::Status s = WriteTrace(); !s.ok()) return s;
   if (left_running > 0) {
     return absl::DeadlineExceededError(absl::StrFormat(
         "rank %d: shutdown: %d operations still running after %s; they ended as Cancelled",

@@ -28,6 +28,7 @@
 #include "grid/host_config.h"
 #include "grid/options.h"
 #include "grid/transport.h"
+#include "trace/recorder.h"
 #include "worker/engine.h"
 #include "worker/op_state.h"
 
@@ -97,6 +98,7 @@ class ProgressLoop {
     bool idle = true;         // its thread only: engine->Idle() as Health last heard
     size_t left_running = 0;  // set by its thread as it ends
     PublishedStats stats;
+    std::unique_ptr<trace::Recorder> trace;  // GRID_TRACE: its thread's until joined
     std::thread thread;
   };
 
@@ -112,7 +114,8 @@ class ProgressLoop {
   std::vector<std::shared_ptr<worker::WireOp>> Prepare(
       const std::vector<std::shared_ptr<internal::OpState>>& run) const;
   void PublishStats(LaneState& lane, uint64_t fused);
-  void TellHealth();  // under mu_
+  void TellHealth();                // under mu_
+  absl::Status WriteTrace() const;  // once the lanes are joined
 
   const host_config::WorkerConfig config_;
   const EngineOptions options_;

@@ -251,4 +251,10 @@ void RootEngine::Flush() {
   tx_count_ = 0;
 }
 
+size_t RootEngine::BusyCopies() const {
+  size_t busy = 0;
+  for (const aggregation::Copy& c : copies_) busy += c.count > 0 && !c.complete ? 1 : 0;
+  return busy;
+}
+
 }  // namespace grid::root

@@ -49,6 +49,9 @@ class RootEngine {
   void Flush();
 
   const RootStats& stats() const { return stats_; }
+  // Slot copies holding a chunk that is not complete yet (a scan of the
+  // pool, for GRID_TRACE's samples).
+  size_t BusyCopies() const;
   const host_config::RootConfig& config() const { return config_; }
 
  private:

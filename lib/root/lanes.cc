@@ -1,8 +1,12 @@
 #include "root/lanes.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "grid/wire.h"
+#include "trace/chrome.h"
 #include "transport/lanes.h"
 
 namespace grid::root {
@@ -43,7 +47,7 @@ absl::Status CheckThreads(const host_config::RootConfig& config, size_t threads)
 
 absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(
     const host_config::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
-    absl::Duration idle_wait) {
+    absl::Duration idle_wait, size_t trace_events) {
   if (absl::Status s = CheckThreads(config, lanes.size()); !s.ok()) return s;
   std::unique_ptr<RootLanes> r(new RootLanes);
   for (auto& t : lanes) {
@@ -55,6 +59,7 @@ absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(
     lane->transport = std::move(t);
     lane->engine =
         std::make_unique<RootEngine>(config, lane->transport.get(), 32, &lane->job_drops);
+    if (trace_events > 0) lane->trace = std::make_unique<trace::Recorder>(trace_events);
     r->lanes_.push_back(std::move(lane));
   }
   for (auto& lane : r->lanes_) {
@@ -68,7 +73,8 @@ absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(
 absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(const host_config::RootConfig& config,
                                                             std::unique_ptr<Transport> transport,
                                                             uint32_t threads,
-                                                            absl::Duration idle_wait) {
+                                                            absl::Duration idle_wait,
+                                                            size_t trace_events) {
   // Checked before the transport is split (LanesOf consumes it).
   if (absl::Status s = CheckThreads(config, threads); !s.ok()) return s;
   auto lanes = transport::LanesOf(std::move(transport), threads);
@@ -77,7 +83,7 @@ absl::StatusOr<std::unique_ptr<RootLanes>> RootLanes::Start(const host_config::R
                         absl::StrFormat("root of job %d: %d threads: %s", config.job_id, threads,
                                         lanes.status().message()));
   }
-  return Start(config, *std::move(lanes), idle_wait);
+  return Start(config, *std::move(lanes), idle_wait, trace_events);
 }
 
 RootLanes::~RootLanes() { Stop(); }
@@ -127,9 +133,47 @@ void RootLanes::Run(Lane& lane, absl::Duration idle_wait) {
     } else {
       lane.transport->WaitReadable(idle_wait);
     }
+    if (lane.trace != nullptr) Sample(lane);
   }
   std::lock_guard<std::mutex> lock(stats_mu_);
   lane.published = lane.retired + lane.engine->stats();
+}
+
+// The lanes' threads are the root's owner, as the progress loop is a rank's:
+// the clock is read here, for the trace only, and never in the engine.
+void RootLanes::Sample(Lane& lane) {
+  const absl::Time now = absl::Now();
+  if (!lane.trace->SampleDue(now)) return;
+  const RootStats s = lane.retired + lane.engine->stats();
+  auto n = [](uint64_t v) { return static_cast<int64_t>(v); };
+  lane.trace->Counter(now, "chunks",
+                      {{"completed", n(s.completed)},
+                       {"contributions", n(s.contributions)},
+                       {"results_resent", n(s.results_resent)},
+                       {"passed", n(s.passed)}});
+  lane.trace->Counter(now, "copies busy", {{"busy", n(lane.engine->BusyCopies())}});
+  lane.trace->Counter(now, "drops",
+                      {{"duplicates", n(s.duplicates)},
+                       {"stale", n(s.stale)},
+                       {"collisions", n(s.collisions)},
+                       {"foreign", n(s.foreign + s.rejected + s.malformed)}});
+  lane.trace->Counter(now, "bytes", {{"received", n(s.bytes_received)}, {"sent", n(s.bytes_sent)}});
+}
+
+absl::Status RootLanes::WriteTrace(const std::string& dir, const std::string& name,
+                                   const host_config::RootConfig& config) const {
+  trace::TraceProcess p;
+  p.name = "root " + name;
+  p.role = "root";
+  p.pid = static_cast<int>(::getpid());
+  p.other_json =
+      absl::StrFormat(R"("job":%d,"ip":"%s","slots":%d,"contributors":%d)", config.job_id,
+                      wire::IpToString(config.ip), config.slots, config.contributors.size());
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    if (lanes_[k]->trace == nullptr) return absl::OkStatus();
+    p.tracks.push_back({absl::StrFormat("lane %d", k), lanes_[k]->trace.get()});
+  }
+  return trace::WriteChromeTrace(dir, trace::TraceFileName("root", name), p);
 }
 
 std::vector<node::JobDrops> RootLanes::DropsByJob() const {

@@ -18,6 +18,7 @@
 #include "grid/host_config.h"
 #include "grid/transport.h"
 #include "root/engine.h"
+#include "trace/recorder.h"
 
 namespace grid::root {
 
@@ -28,17 +29,24 @@ class RootLanes {
   // when a poll found nothing.
   static absl::StatusOr<std::unique_ptr<RootLanes>> Start(
       const host_config::RootConfig& config, std::vector<std::unique_ptr<Transport>> lanes,
-      absl::Duration idle_wait);
+      absl::Duration idle_wait, size_t trace_events = 0);
   // The same on `threads` lanes of one transport (transport::LanesOf).
+  // `trace_events` > 0: each lane records GRID_TRACE's samples in a ring of
+  // that many events (WriteTrace).
   static absl::StatusOr<std::unique_ptr<RootLanes>> Start(const host_config::RootConfig& config,
                                                           std::unique_ptr<Transport> transport,
                                                           uint32_t threads,
-                                                          absl::Duration idle_wait);
+                                                          absl::Duration idle_wait,
+                                                          size_t trace_events = 0);
   ~RootLanes();  // Stop()
   RootLanes(const RootLanes&) = delete;
   RootLanes& operator=(const RootLanes&) = delete;
 
   void Stop();  // joins the threads; idempotent
+  // After Stop: the lanes' timelines as `dir`/root-NAME.json (trace/chrome.h),
+  // if they were recorded.
+  absl::Status WriteTrace(const std::string& dir, const std::string& name,
+                          const host_config::RootConfig& config) const;
   // Every lane drops what it holds and completes `config`'s job from scratch,
   // as a restarted process would, on the same transports (SIGHUP in
   // grid-root: a job's next run, or another job). Returns once every lane has
@@ -62,11 +70,13 @@ class RootLanes {
     // Counted by its thread, read by any; it outlives the engines a reload
     // replaces.
     node::DropLedger job_drops;
+    std::unique_ptr<trace::Recorder> trace;  // its thread's until joined; null: off
     std::thread thread;
   };
   RootLanes() = default;
   void Run(Lane& lane, absl::Duration idle_wait);
   void TakeReload(Lane& lane);
+  static void Sample(Lane& lane);  // GRID_TRACE's counters, when due
 
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<bool> stop_{false};

@@ -420,4 +420,14 @@ void Pipeline::Pass(absl::Span<uint8_t> frame, const FrameView& view, const JobE
   Emit(agg.root.port, true, 0, static_cast<uint32_t>(view.frame_bytes), out);
 }
 
+size_t Pipeline::BusyCopies() const {
+  size_t busy = 0;
+  auto count = [&](const JobState& state) {
+    for (const aggregation::Copy& c : state.copies) busy += c.count > 0 && !c.complete ? 1 : 0;
+  };
+  for (const auto& [id, state] : state_) count(*state);
+  for (const auto& [key, state] : proxy_state_) count(*state);
+  return busy;
+}
+
 }  // namespace grid::sw

@@ -14,7 +14,8 @@
 //   struct Ops {
 //     using Frame = ...;
 //     std::optional<absl::Span<uint8_t>> Data(Frame f);  // its bytes, contiguous
-//                                          // (nullopt: they cannot be, say no mbuf to linearize into)
+//                                          // (nullopt: they cannot be, say no mbuf to linearize
+//                                          into)
 //     size_t Length(const Frame& f);       // its length in bytes
 //     void Trim(Frame f, size_t length);   // after the pipeline rewrote it shorter
 //     std::optional<Frame> Share(Frame f); // one more use of a received frame
@@ -39,6 +40,8 @@
 #include "absl/types/span.h"
 #include "grid/switch.h"
 #include "switch/frame_ring.h"
+#include "switch/trace_sample.h"
+#include "trace/recorder.h"
 #include "transport/faults.h"
 
 namespace grid::sw {
@@ -84,8 +87,8 @@ class TokenBucket {
   bool Take(double bits, int64_t now_ns) {
     if (!limited()) return true;
     if (last_ns_ >= 0 && now_ns > last_ns_) {
-      tokens_ = std::min(burst_, tokens_ + static_cast<double>(now_ns - last_ns_) *
-                                               rate_bits_per_ns_);
+      tokens_ =
+          std::min(burst_, tokens_ + static_cast<double>(now_ns - last_ns_) * rate_bits_per_ns_);
     }
     last_ns_ = std::max(last_ns_, now_ns);
     if (tokens_ < bits) return false;
@@ -263,11 +266,19 @@ class SwitchRuntime {
     capacity_.Grant(pipeline_, now_ns);
     size_t total = 0;
     for (uint16_t p = 0; p < ports_.size(); ++p) {
-      total += ports_[p].Flush(now_ns, ops_,
-                               [&](absl::Span<Frame> frames) { return send(p, frames); });
+      total +=
+          ports_[p].Flush(now_ns, ops_, [&](absl::Span<Frame> frames) { return send(p, frames); });
       pipeline_.SetQueueDepth(p, static_cast<uint32_t>(ports_[p].depth()));
     }
+    if (trace_ != nullptr) Sample(now_ns);
     return total;
+  }
+  // Records GRID_TRACE's samples of this pipeline and its ports into
+  // `trace` (the caller's, written out after the runtime stops; null: off),
+  // at the runtime's time plus `unix_offset_ns`: Unix time, as the ranks'.
+  void SetTrace(trace::Recorder* trace, int64_t unix_offset_ns) {
+    trace_ = trace;
+    trace_offset_ns_ = unix_offset_ns;
   }
   // Grants the capacity of the time until `now_ns` without sending (a
   // receive round that comes before the transmit round).
@@ -300,6 +311,19 @@ class SwitchRuntime {
   Output out_;
   std::vector<std::optional<Frame>> shares_;  // further uses of an input frame
   PortDrops make_failures_;
+  trace::Recorder* trace_ = nullptr;
+  int64_t trace_offset_ns_ = 0;
+  std::vector<uint32_t> depths_;  // for a sample
+
+  void Sample(int64_t now_ns) {
+    const absl::Time now = absl::FromUnixNanos(now_ns + trace_offset_ns_);
+    if (!trace_->SampleDue(now)) return;
+    depths_.resize(ports_.size());
+    for (size_t p = 0; p < ports_.size(); ++p)
+      depths_[p] = static_cast<uint32_t>(ports_[p].depth());
+    const PortDrops d = drops();
+    SampleSwitch(*trace_, now, pipeline_, depths_, d.impaired, d.queue);
+  }
 };
 
 // Which of `lanes` lanes of a switch owns a frame: a GRID packet by its

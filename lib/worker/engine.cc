@@ -171,6 +171,7 @@ void Engine::Submit(std::vector<std::shared_ptr<WireOp>> ops, absl::Time now) {
     }
     for (uint64_t pos = r.base; pos < stream_end_; ++pos) r.own += Owns(pos) ? 1 : 0;
     r.foreign_before = Foreign();
+    if (trace_ != nullptr) TraceSubmit(*w, now);
     // An empty operation has no chunk to end it: lane 0 does.
     if (w->total() == 0 && lane_.index == 0) Complete(*w, now);
     r.op = std::move(w);
@@ -190,6 +191,7 @@ bool Engine::Poll(absl::Time now) {
   bool any = Receive(now);
   any |= Issue(now);
   Scan(now);
+  if (trace_ != nullptr) TraceSample(now);
   return any;
 }
 
@@ -212,6 +214,7 @@ uint8_t Engine::LocalExponent(WireOp& op, uint32_t j) {
 // direct operation's chunks were averaged and narrowed into the caller's
 // buffer as they came (Codec::decode); a fused one's pieces are now.
 void Engine::Complete(WireOp& op, absl::Time now) {
+  if (trace_ != nullptr && op.total() > 0) trace_->AsyncEnd(now, "allreduce", "op", op.op_seq);
   const absl::Status error = [&] {
     std::lock_guard<std::mutex> lock(op.error_mu);
     return op.error;
@@ -248,6 +251,10 @@ void Engine::FailAll(const absl::Status& status, absl::Time now) {
   issuing_ = 0;
   for (Slot& s : slots_) s.run = nullptr;
   in_flight_ = 0;
+  if (trace_ != nullptr) {
+    trace_->Instant(now, "operations failed", "error");
+    TraceWait(nullptr, now);
+  }
 }
 
 }  // namespace grid::worker

@@ -7,7 +7,8 @@
 //
 // Concerns live in separate units: engine.cc (operations and completion),
 // tx.cc (issuing chunks under the window), rx.cc (results and signals),
-// loss.cc (the periodic scan and timeouts); the window is a
+// loss.cc (the periodic scan and timeouts), trace.cc (GRID_TRACE's
+// timeline); the window is a
 // CongestionControl (congestion.h) and the loss rules a LossDetector
 // (loss_detector.h), each a unit of its own with its own tests. Nothing here
 // reads a clock: every call that needs the time is given it.
@@ -28,6 +29,7 @@
 #include "grid/options.h"
 #include "grid/transport.h"
 #include "grid/wire.h"
+#include "trace/recorder.h"
 #include "worker/codec.h"
 #include "worker/congestion.h"
 #include "worker/loss_detector.h"
@@ -174,6 +176,9 @@ class Engine {
   void SetTimeoutExplainer(std::function<std::string(uint64_t op_id)> explain) {
     explain_ = std::move(explain);
   }
+  // Records this lane's timeline into `trace` (owned by the caller, which
+  // writes it out; null: off). Set before the first Poll.
+  void SetTrace(trace::Recorder* trace) { trace_ = trace; }
   // Whether this lane has nothing left to send or wait for (other lanes may).
   bool Idle() const { return ops_.empty(); }
   size_t operations() const { return ops_.size(); }  // wire operations this lane still runs
@@ -188,6 +193,7 @@ class Engine {
   uint64_t results() const { return results_; }
   // The loss and congestion state, as tests/worker/engine_test.cc checks it.
   uint32_t window() const { return cc_.window(); }
+  uint32_t max_window() const { return cc_.max_window(); }  // EngineOptions::window's share
   double marked_fraction() const { return cc_.marked_fraction(); }
   absl::Duration rto() const { return loss_.rto(); }
 
@@ -251,6 +257,11 @@ class Engine {
   // False if the transmit queue filled; `lost` says whether anything went.
   bool ResendLost(absl::Time now, bool& lost);
   void FailExpired(absl::Time now);
+  // trace.cc: what the lane waits on (a slice per state, named by a
+  // literal; null: nothing to send), the sampled counters, and events.
+  void TraceWait(const char* wait, absl::Time now);
+  void TraceSample(absl::Time now);
+  void TraceSubmit(const WireOp& op, absl::Time now);
   // engine.cc
   void Complete(WireOp& op, absl::Time now);
   void Finalize(Piece& piece, absl::Time now);
@@ -278,6 +289,8 @@ class Engine {
   absl::Status failed_;
   absl::Status build_error_;  // a header that did not fit (BuildChunk), for Flush
   std::function<std::string(uint64_t)> explain_;
+  trace::Recorder* trace_ = nullptr;
+  const char* wait_ = nullptr;  // the open wait slice (TraceWait)
 };
 
 // Splits operations (all of one type, issued together) into wire operations:

@@ -31,14 +31,26 @@ void Engine::Scan(absl::Time now) {
   // rank's was, no rank can tell, and doubling for every other rank's loss
   // stalls all of them at max_rto under random loss. A chunk lost again
   // backs off on its own (LossDetector::Judge).
-  if (lost) cc_.OnLoss(now, loss_.rto(), options_.initial_window);
+  if (lost) {
+    cc_.OnLoss(now, loss_.rto(), options_.initial_window);
+    if (trace_ != nullptr) {
+      trace_->Instant(now, "window cut (loss)", "loss",
+                      {{"window", static_cast<int64_t>(cc_.window())}});
+    }
+  }
   FailExpired(now);
 }
 
 bool Engine::ResendLost(absl::Time now, bool& lost) {
   const LossDetector::ScanClock c = loss_.StartScan(now, in_flight_);
-  auto resend = [&](Slot& s) {
+  // `why` names the resend in GRID_TRACE's timeline.
+  auto resend = [&](Slot& s, const char* why) {
     if (!Queue(*s.run->op, s.index, s.pos, true, now)) return false;
+    if (trace_ != nullptr) {
+      const WireOp::Named named = s.run->op->At(s.index);
+      trace_->Instant(now, why, "loss",
+                      {{"op_seq", named.op_seq}, {"chunk", named.chunk}, {"sends", s.sends + 1}});
+    }
     s.sent = now;
     ++s.sends;
     ++stats_.retransmissions;
@@ -51,8 +63,9 @@ bool Engine::ResendLost(absl::Time now, bool& lost) {
     if (oldest == nullptr || s.pos < oldest->pos) oldest = &s;
     const LossDetector::Verdict v = loss_.Judge(c, s.sent, s.sends, now);
     if (v == LossDetector::Verdict::kWaiting) continue;
-    if (v == LossDetector::Verdict::kLostByOrder) ++stats_.early_retransmissions;
-    if (!resend(s)) return false;
+    const bool by_order = v == LossDetector::Verdict::kLostByOrder;
+    if (by_order) ++stats_.early_retransmissions;
+    if (!resend(s, by_order ? "resend (order)" : "resend (timeout)")) return false;
   }
   // A chunk behind every answered one is queued, or the stream stalled (its
   // tail was lost, a path is down, or a rank has not sent yet): the stall
@@ -64,7 +77,7 @@ bool Engine::ResendLost(absl::Time now, bool& lost) {
   // later (LossDetector).
   if (oldest != nullptr && loss_.StallProbeDue(c, oldest->sent, oldest->sends, now)) {
     loss_.ProbeSent(oldest->pos);
-    if (!resend(*oldest)) return false;
+    if (!resend(*oldest, "stall probe")) return false;
   }
   return true;
 }
@@ -95,6 +108,7 @@ void Engine::FailExpired(absl::Time now) {
                          : absl::StrFormat("chunk %d", named.chunk);
     };
     ++stats_.timeouts;
+    if (trace_ != nullptr) trace_->Instant(now, "operation timed out", "error");
     const uint64_t id = w->pieces.front().op->id;
     std::string who = explain_ ? explain_(id) : "";
     if (who.empty()) who = "a rank that did not contribute, or a lost path, holds them";

@@ -45,6 +45,10 @@ void Engine::OnFrame(absl::Span<const uint8_t> frame, absl::Time now) {
   } else if (h.flags & wire::flags::kCollision) {
     ++stats_.collisions;
     cc_.OnLoss(now, loss_.rto());
+    if (trace_ != nullptr) {
+      trace_->Instant(now, "collision signal", "loss",
+                      {{"slot", h.slot}, {"window", static_cast<int64_t>(cc_.window())}});
+    }
   }
 }
 

@@ -9,6 +9,9 @@ namespace grid::worker {
 
 bool Engine::Issue(absl::Time now) {
   bool any = false;
+  // What stops the lane from sending (GRID_TRACE's wait slices): the names
+  // grid-report reads.
+  const char* wait = nullptr;
   while (issuing_ < ops_.size()) {
     Running& r = ops_[issuing_];
     WireOp& op = *r.op;
@@ -18,13 +21,22 @@ bool Engine::Issue(absl::Time now) {
       ++issuing_;
       continue;
     }
-    if (in_flight_ >= cc_.window()) break;
+    if (in_flight_ >= cc_.window()) {
+      wait = "window full";
+      break;
+    }
     // The chunk P positions back shares this slot's other copy's partner:
     // its result must be in before the slot is used again.
     Slot& slot = SlotOf(next_pos_);
-    if (slot.run != nullptr) break;
+    if (slot.run != nullptr) {
+      wait = "slot busy";
+      break;
+    }
     const auto index = static_cast<uint32_t>(next_pos_ - r.base);
-    if (index >= op.probes && op.quantized() && !op.Agreed(index - op.probes)) break;
+    if (index >= op.probes && op.quantized() && !op.Agreed(index - op.probes)) {
+      wait = "exponent wait";
+      break;
+    }
     if (!Queue(op, index, next_pos_, false, now)) return any;
     slot.run = &r;
     slot.index = index;
@@ -37,6 +49,10 @@ bool Engine::Issue(absl::Time now) {
     any = true;
   }
   Flush(now);
+  if (trace_ != nullptr) {
+    if (wait == nullptr && in_flight_ > 0) wait = "results wait";
+    TraceWait(wait, now);
+  }
   return any;
 }
 

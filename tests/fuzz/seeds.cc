@@ -10,6 +10,8 @@
 #include "grid/planner.h"
 #include "grid/topology.h"
 #include "grid/wire.h"
+#include "trace/chrome.h"
+#include "trace/recorder.h"
 
 namespace {
 
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   std::error_code error;
   for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch", "host", "root",
-                          "p4_entries", "node", "fault_schedule"}) {
+                          "p4_entries", "node", "fault_schedule", "report"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -165,6 +167,40 @@ int main(int argc, char** argv) {
       !Write(dir / "node" / "root", "Sroot 1765000000250 1765000000000 end 17 -\n") ||
       !Write(dir / "node" / "heartbeat", "H12 1765000000250 run")) {
     return 1;
+  }
+  // GRID_TRACE's files as grid-report reads them (docs/observability.md): a
+  // rank's, a switch's and the root's, alone and as one run (NUL between).
+  {
+    const absl::Time t = absl::FromUnixSeconds(1765000000);
+    trace::Recorder rank(64), sw(64), root(64);
+    rank.AsyncBegin(t, "allreduce", "op", 2, {{"chunks", 40}});
+    rank.Begin(t + absl::Microseconds(5), "window full", "wait");
+    rank.Counter(t + absl::Microseconds(6), "chunks", {{"in_flight", 16}, {"window", 16}});
+    rank.Counter(t + absl::Microseconds(6), "round trip (us)", {{"srtt", 500}, {"min", 200}});
+    rank.Instant(t + absl::Microseconds(7), "resend (timeout)", "loss", {{"chunk", 3}});
+    rank.End(t + absl::Microseconds(9), "window full", "wait");
+    rank.AsyncEnd(t + absl::Microseconds(20), "allreduce", "op", 2);
+    for (int i = 0; i < 3; ++i) {
+      const absl::Time at = t + absl::Microseconds(6 * i);
+      sw.Counter(at, "queue depth", {{"port 0", i}, {"port 4", 10 * i}});
+      sw.Counter(at, "drops", {{"impaired", i}, {"over_capacity", 2 * i}});
+      sw.Counter(at, "aggregated", {{"data", 10 * i}, {"passed", i}});
+      root.Counter(at, "chunks", {{"completed", 5 * i}, {"results_resent", i}});
+    }
+    const std::string r = trace::ChromeTraceJson(
+        {"rank 0 (job 1)", "rank", 1, {{"lane 0", &rank}}, R"("rank":0,"slots":64,"window":64)"});
+    const std::string s = trace::ChromeTraceJson(
+        {"switch S1",
+         "switch",
+         2,
+         {{"pipeline 0", &sw}},
+         R"("capacity_gbps":1,"congestion_threshold":64,"hosts":{"4":"10.0.0.12"},"roots":{"1":"10.0.0.12"})"});
+    const std::string o = trace::ChromeTraceJson(
+        {"root job1", "root", 3, {{"lane 0", &root}}, R"("ip":"10.0.0.12")"});
+    if (!Write(dir / "report" / "rank", r) || !Write(dir / "report" / "switch", s) ||
+        !Write(dir / "report" / "run", r + std::string(1, '\0') + s + std::string(1, '\0') + o)) {
+      return 1;
+    }
   }
   // grid-ns3's fault schedules (docs/simulation.md), as --faults takes them.
   if (!Write(dir / "fault_schedule" / "all",

@@ -3,19 +3,23 @@
 // under which a chunk's round trip waits for every member, so the engine
 // must not treat another rank's loss as its own (each test fails on the TCP
 // rule it replaces); then its own checks of what comes back.
+#include "worker/engine.h"
+
 #include <algorithm>
-#include <deque>
-#include <mutex>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "grid/numerics.h"
 #include "gtest/gtest.h"
-#include "worker/engine.h"
 #include "support/hand.h"
+#include "trace/recorder.h"
 
 namespace grid {
 namespace {
@@ -28,9 +32,11 @@ constexpr size_t kChunks = 300;
 
 // One rank's engine with one int32 operation of kChunks chunks submitted.
 struct Rig {
-  explicit Rig(EngineOptions o, size_t chunks = kChunks) : options(o) {
+  explicit Rig(EngineOptions o, size_t chunks = kChunks, trace::Recorder* trace = nullptr)
+      : options(o) {
     config = testing::OneRankConfig(testing::ClusterOptions{});
     engine = std::make_unique<worker::Engine>(config, &transport, options);
+    engine->SetTrace(trace);
     in.assign(chunks * config.elements, 1);
     out.resize(in.size());
     op = std::make_shared<internal::OpState>();
@@ -364,7 +370,6 @@ TEST(Congestion, EveryResultMarkedHalvesTheWindowEachWindow) {
   EXPECT_GT(rig.engine->marked_fraction(), 0.9);
 }
 
-
 // The worker's own checks, one at a time, on a rank of the testbed's job
 // as the adversarial tests run it (tests/security/adversarial_test.cc).
 testing::ClusterOptions CheckCluster() {
@@ -389,8 +394,7 @@ std::shared_ptr<internal::OpState> StartOne(worker::Engine& engine,
   op->count = count;
   op->deadline = absl::Now() + absl::Seconds(10);
   uint32_t op_seq = 0;
-  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq),
-                absl::Now());
+  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq), absl::Now());
   engine.Poll(absl::Now());
   return op;
 }
@@ -586,8 +590,7 @@ TEST(WorkerChecks, AQueuedOperationsProbesTravelWithThePreviousData) {
     op->recv = out.data();
     op->count = in.size();
     op->deadline = absl::Now() + absl::Seconds(10);
-    engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq),
-                absl::Now());
+    engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq), absl::Now());
     return op;
   };
   auto op1 = submit(out1);
@@ -631,8 +634,7 @@ TEST(WorkerChecks, TheShortestCleanRoundTripIsReported) {
   op->count = in.size();
   op->deadline = t + absl::Seconds(60);
   uint32_t op_seq = 0;
-  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq),
-                absl::Now());
+  engine.Submit(testing::Prepared({op}, config.elements, config.slots, 0, op_seq), absl::Now());
   transport.sent.clear();
   engine.Poll(t);
   ASSERT_EQ(transport.sent.size(), 3u);  // probes 0-2, sent at t
@@ -740,6 +742,58 @@ TEST(WorkerChecks, ResultsFromElsewhereAreForeign) {
 // ToR, through the root's first hop). From anyone else, or for a switch
 
 // without a proxy, it is foreign and changes no sum.
+
+}  // namespace
+}  // namespace grid
+
+namespace grid {
+namespace {
+
+// GRID_TRACE's timeline of a lane (docs/observability.md): the operation as
+// an async slice, what stopped the lane from sending as slices named as
+// grid-report reads them, and each resend with its reason.
+TEST(Tracing, RecordsTheOperationItsWaitsAndItsResends) {
+  trace::Recorder trace(4096);
+  EngineOptions o = Options();
+  o.window = 4;
+  o.initial_window = 4;
+  Rig rig(o, 8, &trace);
+  std::vector<std::vector<uint8_t>> first = rig.Step(absl::ZeroDuration());
+  ASSERT_EQ(first.size(), 4u);
+  // Nothing comes back for two RTOs: the stream stalled, and its oldest
+  // chunk is probed.
+  for (int i = 0; i < 25; ++i) rig.Step(absl::Milliseconds(1));
+  ASSERT_GT(rig.engine->stats().retransmissions, 0u);
+  // Then the first chunks are answered, and every chunk after them as it is
+  // sent, to the end of the operation.
+  for (const auto& f : first) rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, f));
+  for (int round = 0; round < 20 && !rig.engine->Idle(); ++round) {
+    for (const auto& f : rig.Step(absl::Microseconds(100))) {
+      rig.transport.inbox.push_back(AnswerFromAggregator(rig.config, f));
+    }
+  }
+  ASSERT_TRUE(rig.engine->Idle());
+  rig.Step(absl::Milliseconds(1));  // the lane's last wait ends
+  std::map<std::string, int> count;
+  int open = 0;
+  for (const trace::Event& e : trace.Events()) {
+    const std::string name = e.name;
+    ++count[absl::StrCat(std::string(1, static_cast<char>(e.phase)), " ", name)];
+    if (e.phase == trace::Phase::kBegin) ++open;
+    if (e.phase == trace::Phase::kEnd) --open;
+    ASSERT_GE(open, 0) << name;
+    ASSERT_LE(open, 1) << name;  // one wait at a time
+  }
+  EXPECT_EQ(open, 0);
+  EXPECT_EQ(count["b allreduce"], 1);
+  EXPECT_EQ(count["e allreduce"], 1);
+  EXPECT_GE(count["B window full"], 1);
+  EXPECT_GE(count["B results wait"], 1);
+  EXPECT_GE(count["i stall probe"], 1);
+  EXPECT_GE(count["i window cut (loss)"], 1);
+  EXPECT_GE(count["C chunks"], 1);
+  EXPECT_EQ(trace.dropped(), 0u);
+}
 
 }  // namespace
 }  // namespace grid
