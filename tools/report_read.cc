@@ -18,6 +18,19 @@ using Json = nlohmann::json;
 
 double Seconds(const Json& e) { return e.value("ts", 0.0) / 1e6; }
 
+// An integer of a trace, clamped to +-2^40: no count GRID writes comes
+// near, and sums of a file's worth of them stay far from int64's limits.
+int64_t IntOf(const Json& v) {
+  constexpr double kLimit = static_cast<double>(int64_t{1} << 40);
+  if (v.is_number_unsigned())
+    return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), int64_t{1} << 40));
+  if (v.is_number()) return static_cast<int64_t>(std::clamp(v.get<double>(), -kLimit, kLimit));
+  throw std::invalid_argument("expected a number, not " + v.dump());
+}
+int64_t IntAt(const Json& object, const char* key, int64_t fallback = 0) {
+  return object.is_object() && object.contains(key) ? IntOf(object[key]) : fallback;
+}
+
 // A cumulative counter's growth over the run: its last value less its first.
 class Growth {
  public:
@@ -37,11 +50,11 @@ class Growth {
 
 void ReadRank(const Json& doc, const std::vector<const Json*>& events, RankRun& r) {
   const Json& other = doc["otherData"];
-  r.rank = other.value("rank", 0);
-  r.slots = other.value("slots", 0);
-  r.window = other.value("window", 0);
+  r.rank = static_cast<int>(IntAt(other, "rank"));
+  r.slots = IntAt(other, "slots");
+  r.window = IntAt(other, "window");
   std::map<std::string, double> op_start;
-  std::map<int, std::pair<std::string, double>> open;  // by tid
+  std::map<int64_t, std::pair<std::string, double>> open;  // by tid
   std::vector<std::pair<double, double>> busy;
   std::vector<double> srtt;
   r.min_rtt_us = 0;
@@ -52,7 +65,7 @@ void ReadRank(const Json& doc, const std::vector<const Json*>& events, RankRun& 
     const Json args = e.value("args", Json::object());
     if (ph == "b" && name == "allreduce") {
       op_start[e.value("id", "")] = t;
-      r.chunks += args.value("chunks", 0);
+      r.chunks += IntAt(args, "chunks");
     } else if (ph == "e" && name == "allreduce") {
       if (auto it = op_start.find(e.value("id", "")); it != op_start.end()) {
         busy.push_back({it->second, t});
@@ -60,9 +73,9 @@ void ReadRank(const Json& doc, const std::vector<const Json*>& events, RankRun& 
         op_start.erase(it);
       }
     } else if (ph == "B") {
-      open[e.value("tid", 0)] = {name, t};
+      open[IntAt(e, "tid")] = {name, t};
     } else if (ph == "E") {
-      if (auto it = open.find(e.value("tid", 0)); it != open.end() && it->second.first == name) {
+      if (auto it = open.find(IntAt(e, "tid")); it != open.end() && it->second.first == name) {
         r.wait_s[name] += t - it->second.second;
         r.slices.push_back({name, it->second.second, t});
         open.erase(it);
@@ -77,7 +90,7 @@ void ReadRank(const Json& doc, const std::vector<const Json*>& events, RankRun& 
       if (s > 0) srtt.push_back(s);
       if (m > 0 && (r.min_rtt_us == 0 || m < r.min_rtt_us)) r.min_rtt_us = m;
     } else if (ph == "C" && name == "signals") {
-      r.marked = std::max<int64_t>(r.marked, args.value("marked", 0));
+      r.marked = std::max<int64_t>(r.marked, IntAt(args, "marked"));
     }
   }
   // Operations overlap (pipelined): the time covered by any.
@@ -102,7 +115,7 @@ void ReadSwitch(const Json& doc, const std::vector<const Json*>& events, double 
   s.name = other.value("process", "");
   if (absl::StartsWith(s.name, "switch ")) s.name = s.name.substr(7);
   s.capacity_gbps = other.value("capacity_gbps", 0.0);
-  s.congestion_threshold = other.value("congestion_threshold", 0);
+  s.congestion_threshold = IntAt(other, "congestion_threshold");
   const Json hosts = other.value("hosts", Json::object());
   for (const auto& [port, host] : hosts.items()) s.hosts[std::stoi(port)] = host.get<std::string>();
   const Json roots = other.value("roots", Json::object());
@@ -116,7 +129,7 @@ void ReadSwitch(const Json& doc, const std::vector<const Json*>& events, double 
     const bool busy = Seconds(e) >= from && Seconds(e) <= to;
     const Json args = e.value("args", Json::object());
     for (const auto& [arg, v] : args.items()) {
-      const int64_t n = v.get<int64_t>();
+      const int64_t n = IntOf(v);
       if (name == "drops") drops.Add(arg, n);
       if (name == "aggregated") aggregated.Add(arg, n);
       if (name == "queue depth" && absl::StartsWith(arg, "port ") && busy) {
@@ -144,9 +157,9 @@ void ReadRoot(const Json& doc, const std::vector<const Json*>& events, RootRun& 
     if (e["ph"] != "C") continue;
     const Json args = e.value("args", Json::object());
     if (e["name"] == "chunks") {
-      for (const auto& [arg, v] : args.items()) chunks.Add(arg, v.get<int64_t>());
+      for (const auto& [arg, v] : args.items()) chunks.Add(arg, IntOf(v));
     } else if (e["name"] == "copies busy") {
-      r.max_busy = std::max<int64_t>(r.max_busy, args.value("busy", 0));
+      r.max_busy = std::max<int64_t>(r.max_busy, IntAt(args, "busy"));
     }
   }
   const auto d = chunks.Deltas();
