@@ -145,3 +145,30 @@ if(NOT GRID_WITH_NS3 STREQUAL "OFF")
 endif()
 grid_report_optional(NS3 "grid-ns3 with ${GRID_NS3_CORE}" "grid-ns3"
                      "ns-3 not found (apt-get install libns3-dev)")
+
+# P4Runtime (grid-controller --switch=p4runtime, p4runtime/): gRPC and
+# protobuf from Debian (libgrpc++-dev, libprotobuf-dev, protobuf-compiler-grpc)
+# and P4Runtime's .proto files, by default those ../shared/p4tools/proto holds
+# (the p4runtime revision its simple_switch_grpc was built with). Where any is
+# missing, the feature is left out and its tests say why.
+set(GRID_WITH_P4RUNTIME "AUTO" CACHE STRING "grid-controller's P4Runtime client: AUTO, ON or OFF")
+set_property(CACHE GRID_WITH_P4RUNTIME PROPERTY STRINGS AUTO ON OFF)
+set(GRID_P4RUNTIME_PROTO_DIR "${PROJECT_SOURCE_DIR}/../shared/p4tools/proto"
+    CACHE PATH "P4Runtime's .proto files (p4/v1, p4/config/v1, google/rpc)")
+set(GRID_HAVE_P4RUNTIME OFF)
+set(_grid_p4rt_why "")
+if(NOT GRID_WITH_P4RUNTIME STREQUAL "OFF")
+  find_program(GRID_PROTOC protoc)
+  find_program(GRID_GRPC_CPP_PLUGIN grpc_cpp_plugin)
+  pkg_check_modules(GRPCPP IMPORTED_TARGET grpc++ protobuf)
+  if(NOT GRID_PROTOC OR NOT GRID_GRPC_CPP_PLUGIN OR NOT GRPCPP_FOUND)
+    set(_grid_p4rt_why
+        "gRPC or protobuf not found (apt-get install libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc)")
+  elseif(NOT EXISTS "${GRID_P4RUNTIME_PROTO_DIR}/p4/v1/p4runtime.proto")
+    set(_grid_p4rt_why "no P4Runtime protos in GRID_P4RUNTIME_PROTO_DIR (${GRID_P4RUNTIME_PROTO_DIR})")
+  else()
+    set(GRID_HAVE_P4RUNTIME ON)
+  endif()
+endif()
+grid_report_optional(P4RUNTIME "P4Runtime client, gRPC ${GRPCPP_VERSION}, protos in ${GRID_P4RUNTIME_PROTO_DIR}"
+                     "P4Runtime client" "${_grid_p4rt_why}")

@@ -26,6 +26,7 @@ packages=(
   time                                   # peak memory in scripts/ns3_large.sh
   tshark                                 # the Wireshark dissector's test (tools/wireshark)
   prometheus                             # promtool, which checks grid-switch/grid-root --metrics
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # the P4Runtime client (p4runtime/)
 )
 # The P4 toolchain, where it is at hand (../shared/p4tools, or P4TOOLS=DIR):
 # the Debian runtime packages its p4c and BMv2 binaries need.

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   std::error_code error;
   for (const char* sub : {"wire", "topology", "plan", "pipeline", "switch", "host", "root",
-                          "p4_entries", "node", "fault_schedule", "report"}) {
+                          "p4_entries", "node", "fault_schedule", "report", "p4runtime"}) {
     std::filesystem::create_directories(dir / sub, error);
     if (error) return 1;
   }
@@ -172,35 +172,55 @@ int main(int argc, char** argv) {
   // rank's, a switch's and the root's, alone and as one run (NUL between).
   {
     const absl::Time t = absl::FromUnixSeconds(1765000000);
-    trace::Recorder rank(64), sw(64), root(64);
-    rank.AsyncBegin(t, "allreduce", "op", 2, {{"chunks", 40}});
-    rank.Begin(t + absl::Microseconds(5), "window full", "wait");
-    rank.Counter(t + absl::Microseconds(6), "chunks", {{"in_flight", 16}, {"window", 16}});
-    rank.Counter(t + absl::Microseconds(6), "round trip (us)", {{"srtt", 500}, {"min", 200}});
-    rank.Instant(t + absl::Microseconds(7), "resend (timeout)", "loss", {{"chunk", 3}});
-    rank.End(t + absl::Microseconds(9), "window full", "wait");
-    rank.AsyncEnd(t + absl::Microseconds(20), "allreduce", "op", 2);
-    for (int i = 0; i < 3; ++i) {
-      const absl::Time at = t + absl::Microseconds(6 * i);
-      sw.Counter(at, "queue depth", {{"port 0", i}, {"port 4", 10 * i}});
-      sw.Counter(at, "drops", {{"impaired", i}, {"over_capacity", 2 * i}});
-      sw.Counter(at, "aggregated", {{"data", 10 * i}, {"passed", i}});
-      root.Counter(at, "chunks", {{"completed", 5 * i}, {"results_resent", i}});
+    trace::Recorder rank_trace(64), switch_trace(64), root_trace(64);
+    rank_trace.AsyncBegin(t, "allreduce", "op", 2, {{"chunks", 40}});
+    rank_trace.Begin(t + absl::Microseconds(5), "window full", "wait");
+    rank_trace.Counter(t + absl::Microseconds(6), "chunks", {{"in_flight", 16}, {"window", 16}});
+    rank_trace.Counter(t + absl::Microseconds(6), "round trip (us)", {{"srtt", 500}, {"min", 200}});
+    rank_trace.Instant(t + absl::Microseconds(7), "resend (timeout)", "loss", {{"chunk", 3}});
+    rank_trace.End(t + absl::Microseconds(9), "window full", "wait");
+    rank_trace.AsyncEnd(t + absl::Microseconds(20), "allreduce", "op", 2);
+    for (int k = 0; k < 3; ++k) {
+      const absl::Time at = t + absl::Microseconds(6 * k);
+      switch_trace.Counter(at, "queue depth", {{"port 0", k}, {"port 4", 10 * k}});
+      switch_trace.Counter(at, "drops", {{"impaired", k}, {"over_capacity", 2 * k}});
+      switch_trace.Counter(at, "aggregated", {{"data", 10 * k}, {"passed", k}});
+      root_trace.Counter(at, "chunks", {{"completed", 5 * k}, {"results_resent", k}});
     }
-    const std::string r = trace::ChromeTraceJson(
-        {"rank 0 (job 1)", "rank", 1, {{"lane 0", &rank}}, R"("rank":0,"slots":64,"window":64)"});
+    const std::string r = trace::ChromeTraceJson({"rank 0 (job 1)",
+                                                  "rank",
+                                                  1,
+                                                  {{"lane 0", &rank_trace}},
+                                                  R"("rank":0,"slots":64,"window":64)"});
     const std::string s = trace::ChromeTraceJson(
         {"switch S1",
          "switch",
          2,
-         {{"pipeline 0", &sw}},
+         {{"pipeline 0", &switch_trace}},
          R"("capacity_gbps":1,"congestion_threshold":64,"hosts":{"4":"10.0.0.12"},"roots":{"1":"10.0.0.12"})"});
     const std::string o = trace::ChromeTraceJson(
-        {"root job1", "root", 3, {{"lane 0", &root}}, R"("ip":"10.0.0.12")"});
+        {"root job1", "root", 3, {{"lane 0", &root_trace}}, R"("ip":"10.0.0.12")"});
     if (!Write(dir / "report" / "rank", r) || !Write(dir / "report" / "switch", s) ||
         !Write(dir / "report" / "run", r + std::string(1, '\0') + s + std::string(1, '\0') + o)) {
       return 1;
     }
+  }
+  // What the P4Runtime client parses (p4runtime/): a switch's P4 entries, and
+  // a P4Info ('P' first) of the program's shape.
+  if (!Write(
+          dir / "p4runtime" / "entries",
+          R"({"format":"grid-p4-entries/1","default_actions":[{"table":"ip_route",)"
+          R"("action":"set_nhop","params":{"port":3,"mac":"02:00:00:00:00:01"}}],)"
+          R"("table_entries":[{"table":"GridIngress.label_route","match":{"hdr.grid.path":7},)"
+          R"("action":"set_nhop","params":{"port":1,"mac":"02:00:00:00:00:02"}},)"
+          R"({"table":"ip_route","match":{"hdr.ipv4.dst":"10.0.0.4"},"action":"set_nhop",)"
+          R"("params":{"port":2,"mac":"02:00:00:00:00:04"}}],)"
+          R"("multicast_groups":[{"group":7,"replicas":[{"rid":1,"port":2},{"rid":2,"port":3}]}]})") ||
+      !Write(dir / "p4runtime" / "p4info",
+             "Ptables { preamble { id: 1 name: \"T\" alias: \"t\" } match_fields { id: 1 name: "
+             "\"f\" bitwidth: 16 match_type: EXACT } action_refs { id: 10 } }\nactions { preamble "
+             "{ id: 10 name: \"A\" } params { id: 1 name: \"p\" bitwidth: 9 } }\n")) {
+    return 1;
   }
   // grid-ns3's fault schedules (docs/simulation.md), as --faults takes them.
   if (!Write(dir / "fault_schedule" / "all",
