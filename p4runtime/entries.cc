@@ -280,4 +280,48 @@ std::map<std::string, std::string> Normalized(const SwitchEntities& entities) {
   return out;
 }
 
+absl::Status VerifyReadBack(const SwitchEntities& entities, const std::vector<p4::v1::Entity>& held,
+                            const P4InfoIndex& info, const std::string& who) {
+  const std::map<std::string, std::string> want = Normalized(entities);
+  std::map<std::string, std::string> have;
+  std::map<std::string, std::string> described;  // key -> a reading for errors
+  for (const p4::v1::Entity& e : held) {
+    if (e.has_table_entry()) {
+      const p4::v1::TableEntry& t = e.table_entry();
+      if (t.is_default_action() && !want.count(EntryKey(t))) continue;
+      have[EntryKey(t)] = NormalizedEntry(t);
+      described[EntryKey(t)] = DescribeEntry(t, info);
+    } else if (e.has_packet_replication_engine_entry()) {
+      const auto& g = e.packet_replication_engine_entry().multicast_group_entry();
+      const std::string key = absl::StrCat("group/", g.multicast_group_id());
+      have[key] = NormalizedGroup(g);
+      described[key] = absl::StrCat("multicast group ", g.multicast_group_id());
+    }
+  }
+  for (const auto& e : entities.defaults) described[EntryKey(e)] = DescribeEntry(e, info);
+  for (const auto& e : entities.entries) described[EntryKey(e)] = DescribeEntry(e, info);
+  for (const auto& g : entities.groups) {
+    described[absl::StrCat("group/", g.multicast_group_id())] =
+        absl::StrCat("multicast group ", g.multicast_group_id());
+  }
+  for (const auto& [key, value] : want) {
+    auto it = have.find(key);
+    if (it == have.end()) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: read back without %s, which was written", who, described[key]));
+    }
+    if (it->second != value) {
+      return absl::DataLossError(absl::StrFormat("%s: %s reads back as %s, written as %s", who,
+                                                 described[key], it->second, value));
+    }
+  }
+  for (const auto& [key, value] : have) {
+    if (!want.count(key)) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: holds %s, which this job did not write", who, described[key]));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace grid::p4rt

@@ -50,6 +50,14 @@ std::map<std::string, std::string> Normalized(const SwitchEntities& entities);
 std::string NormalizedEntry(const p4::v1::TableEntry& e);
 std::string NormalizedGroup(const p4::v1::MulticastGroupEntry& g);
 
+// Whether `held` (what a switch's Read gave) holds exactly `entities`:
+// every entry, default action and group equal, value for value, and no
+// entry or group besides (default actions of tables `entities` leaves alone
+// are the program's, not compared). The error names the first difference
+// by table and key, and `who` (the switch).
+absl::Status VerifyReadBack(const SwitchEntities& entities, const std::vector<p4::v1::Entity>& held,
+                            const P4InfoIndex& info, const std::string& who);
+
 }  // namespace grid::p4rt
 
 #endif  // GRID_P4RUNTIME_ENTRIES_H_

@@ -241,8 +241,15 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
 EmulationOptions EmulationOptionsFrom(const Flags& flags) {
   EmulationOptions o;
   const std::string kind = flags.String("switch", "grid");
-  if (kind != "grid" && kind != "bmv2") flags.Fail("--switch: grid or bmv2");
-  o.kind = kind == "bmv2" ? SwitchKind::kBmv2 : SwitchKind::kGrid;
+  if (kind.rfind("p4runtime:", 0) == 0) {
+    o.kind = SwitchKind::kP4Runtime;
+    o.p4runtime = absl::StrSplit(kind.substr(10), ',', absl::SkipEmpty());
+    if (o.p4runtime.empty()) flags.Fail("--switch=p4runtime: give each switch's ADDR:PORT");
+  } else if (kind != "grid" && kind != "bmv2") {
+    flags.Fail("--switch: grid, bmv2 or p4runtime:ADDR[,ADDR...]");
+  } else {
+    o.kind = kind == "bmv2" ? SwitchKind::kBmv2 : SwitchKind::kGrid;
+  }
   o.impairment = flags.String("link-impairment", "");
   // Checked here: the switches take it as they start, in the background.
   if (auto faults = transport::ParseLinkFaults(o.impairment, false); !faults.ok()) {

@@ -31,7 +31,7 @@ struct Fabric {
 };
 
 // Which switch program runs the switches.
-enum class SwitchKind { kGrid, kBmv2 };
+enum class SwitchKind { kGrid, kBmv2, kP4Runtime };
 
 struct EmulationOptions {
   SwitchKind kind = SwitchKind::kGrid;
@@ -49,6 +49,9 @@ struct EmulationOptions {
   // as many, one per progress thread (GRID_THREADS, grid-root --threads).
   int memif_queues = 1;
   int bmv2_thrift_base = 9090;  // switch i (in node order) listens on base + i
+  // --switch=p4runtime:ADDR[,ADDR...]: running P4 switches' P4Runtime servers,
+  // in node order; grid-controller programs them (tools/p4runtime_load.h).
+  std::vector<std::string> p4runtime;
 };
 
 // The options grid-controller's flags ask for (--switch, --link-impairment,

@@ -28,6 +28,7 @@
 #include "store/wait.h"
 #include "tools/emulation.h"
 #include "tools/flags.h"
+#include "tools/p4runtime_load.h"
 #include "transport/faults.h"
 
 namespace {
@@ -39,7 +40,8 @@ constexpr char kUsage[] =
     "                       [--planner=grid] [--root=HOST] [--seed=1] [--job-id=1] [--token=N]\n"
     "                       [--slots=auto|N] [--elements=auto|N] [--mtu=BYTES] [--rtt-us=US]\n"
     "                       [--slot-base=0] [--label-base=0]\n"
-    "                       [--switch=grid|bmv2]\n"
+    "                       [--switch=grid|bmv2|p4runtime:ADDR,... --p4info=F --p4-json=F\n"
+    "                        [--election-id=1] [--p4runtime-timeout-s=10]]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128] [--memif-queues=1]]\n"
     "                       [--netns=PREFIX [--host-transport=udp|af_packet]]\n"
@@ -117,8 +119,9 @@ control::JobRequest Request(const tools::Flags& flags) {
                        ? 0
                        : static_cast<uint32_t>(flags.Int("slots", 0, 1, 65536));
   r.path_mtu = PathMtu(flags);
-  r.switches = flags.String("switch", "grid") == "bmv2" ? control::SwitchKind::kP4
-                                                         : control::SwitchKind::kGrid;
+  const std::string kind = flags.String("switch", "grid");
+  r.switches = kind == "bmv2" || kind.rfind("p4runtime:", 0) == 0 ? control::SwitchKind::kP4
+                                                                  : control::SwitchKind::kGrid;
   r.rtt = absl::Microseconds(flags.Int("rtt-us", 0, 0, 10'000'000));
   return r;
 }
@@ -229,6 +232,18 @@ void LoadIntoBmv2(const tools::Flags& flags, const Job& job,
   std::fflush(stdout);
 }
 
+void LoadIntoP4Runtime(const tools::Flags& flags, const Job& job,
+                       const tools::EmulationOptions& options) {
+  const tools::P4RuntimeOptions o{options.p4runtime, flags.Required("p4info"),
+                                  flags.Required("p4-json"),
+                                  static_cast<uint64_t>(flags.Int("election-id", 1, 1, 1ll << 62)),
+                                  absl::Seconds(flags.Int("p4runtime-timeout-s", 10, 1, 3600))};
+  for (const std::string& line : Check(tools::LoadP4Runtime(job.switches, o), flags)) {
+    std::printf("grid-controller: %s\n", line.c_str());
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -262,13 +277,18 @@ int main(int argc, char** argv) {
                             "slot-base",
                             "label-base",
                             "emulation-scale",
-                            "atp"},
+                            "atp",
+                            "p4info",
+                            "p4-json",
+                            "election-id",
+                            "p4runtime-timeout-s"},
                            kUsage);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = tools::EmulationOptionsFrom(flags);
   const Published published = Publish(flags, job, Emulation(flags, job, options));
   PrintPredictions(job, published.store_spec);
   if (options.kind == tools::SwitchKind::kBmv2) LoadIntoBmv2(flags, job, options);
+  if (options.kind == tools::SwitchKind::kP4Runtime) LoadIntoP4Runtime(flags, job, options);
   if (published.server) {
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);

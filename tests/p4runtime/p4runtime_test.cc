@@ -167,21 +167,15 @@ TEST_F(Bmv2Grpc, TakesAPlanAndReadsItBackEntryByEntry) {
   ASSERT_TRUE(written.ok()) << written;
   auto read = (*s1)->ReadAll(info_);
   ASSERT_TRUE(read.ok()) << read.status();
-  std::map<std::string, std::string> held;
-  for (const p4::v1::Entity& e : *read) {
-    if (e.has_table_entry()) {
-      // Tables the job left at the program's default action are not ours.
-      const auto& t = e.table_entry();
-      if (!t.is_default_action() || Normalized(*entities).count(EntryKey(t))) {
-        held[EntryKey(t)] = NormalizedEntry(t);
-      }
-    } else if (e.has_packet_replication_engine_entry()) {
-      const auto& g = e.packet_replication_engine_entry().multicast_group_entry();
-      held["group/" + std::to_string(g.multicast_group_id())] = NormalizedGroup(g);
-    }
-  }
-  EXPECT_EQ(held, Normalized(*entities));
-  EXPECT_GT(held.size(), 10u);
+  absl::Status same = VerifyReadBack(*entities, *read, info_, "S1");
+  EXPECT_TRUE(same.ok()) << same;
+  EXPECT_GT(Normalized(*entities).size(), 10u);
+  // What was written, changed by one value, no longer reads back the same.
+  SwitchEntities changed = *entities;
+  changed.entries[3].mutable_action()->mutable_action()->mutable_params(0)->set_value("\x09");
+  absl::Status differs = VerifyReadBack(changed, *read, info_, "S1");
+  EXPECT_THAT(std::string(differs.message()),
+              HasSubstr("S1: " + DescribeEntry(changed.entries[3], info_) + " reads back as"));
 
   // An entry the switch already holds is refused, named by table and key.
   std::vector<p4::v1::Update> again(1);
