@@ -14,8 +14,8 @@
 //   struct Ops {
 //     using Frame = ...;
 //     std::optional<absl::Span<uint8_t>> Data(Frame f);  // its bytes, contiguous
-//                                          // (nullopt: they cannot be, say no mbuf to linearize
-//                                          into)
+//                                          // (nullopt: they cannot be, say no mbuf to
+//                                          // linearize into)
 //     size_t Length(const Frame& f);       // its length in bytes
 //     void Trim(Frame f, size_t length);   // after the pipeline rewrote it shorter
 //     std::optional<Frame> Share(Frame f); // one more use of a received frame
