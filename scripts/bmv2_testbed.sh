@@ -3,7 +3,10 @@
 # simple_switch processes running p4/v1model/grid.p4 in a triangle, 8
 # workers and the root each in a network namespace, every link a veth pair.
 # grid-controller plans the job, publishes it and loads every switch's tables
-# through simple_switch_CLI. The hosts use the kernel UDP transport or DPDK's
+# through simple_switch_CLI, or with SWITCH=p4runtime through P4Runtime:
+# each switch a simple_switch_grpc with no program, which grid-controller
+# commits and programs (--switch=p4runtime), reading every entry back. The
+# hosts use the kernel UDP transport or DPDK's
 # af_packet driver on their veth. One link, the root's, loses LOSS percent of
 # what it carries in each direction. Every result is checked element by
 # element (grid-allreduce-check).
@@ -11,7 +14,8 @@
 #   scripts/bmv2_testbed.sh [TOOLS_DIR]
 #   env: PLANNERS ("grid atp"), TRANSPORT (udp | af_packet), COUNT (1000: not a
 #        multiple of 64), ITERATIONS (3), TYPES (int32,float32), LOSS (1),
-#        P4JSON (the compiled program; compiled into the work dir if unset)
+#        P4JSON (the compiled program, its P4Info beside it as NAME.p4info.txtpb;
+#        compiled into the work dir if unset), SWITCH (cli | p4runtime)
 # Needs root, iproute2, nftables and the P4 toolchain on PATH
 # (../shared/p4tools/bin). Prints one line per planner; exits non-zero if any
 # rank failed or any element was wrong.
@@ -24,9 +28,15 @@ count=${COUNT:-1000}
 iterations=${ITERATIONS:-3}
 types=${TYPES:-int32,float32}
 loss=${LOSS:-1}
+control=${SWITCH:-cli}
 . scripts/netns_fabric.sh
 
-for tool in simple_switch simple_switch_CLI ip nft; do
+case $control in
+  cli) bmv2=simple_switch ;;
+  p4runtime) bmv2=simple_switch_grpc ;;
+  *) echo "bmv2_testbed: SWITCH is cli or p4runtime, not \"$control\"" >&2; exit 2 ;;
+esac
+for tool in $bmv2 simple_switch_CLI ip nft; do
   command -v "$tool" >/dev/null || { echo "bmv2_testbed: $tool not found" >&2; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "bmv2_testbed: needs root for network namespaces" >&2; exit 77; }
@@ -40,9 +50,10 @@ work_root=$(mktemp -d /tmp/grid-bmv2.XXXXXX)
 json=${P4JSON:-}
 if [ -z "$json" ]; then
   json=$work_root/grid.json
-  p4c-bm2-ss -I p4/include -o "$json" p4/v1model/grid.p4 > "$work_root/p4c.log" 2>&1 ||
-    { cat "$work_root/p4c.log"; exit 1; }
+  p4c-bm2-ss -I p4/include -o "$json" --p4runtime-files "$work_root/grid.p4info.txtpb" \
+    p4/v1model/grid.p4 > "$work_root/p4c.log" 2>&1 || { cat "$work_root/p4c.log"; exit 1; }
 fi
+p4info=${json%.json}.p4info.txtpb
 
 prefix=gb$((RANDOM % 1000))
 pids=()
@@ -57,19 +68,24 @@ trap cleanup EXIT
 field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
 
 failed=0
-echo "BMv2 testbed: 3 simple_switch (triangle), 8 workers, root; $transport hosts;" \
+echo "BMv2 testbed: 3 $bmv2 (triangle, tables by $control), 8 workers, root; $transport hosts;" \
   "$loss% loss each way on the root's link; $iterations x $count elements of $types"
 for planner in $planners; do
   work=$work_root/$planner
   mkdir -p "$work"
   thrift=$((9100 + RANDOM % 800))
+  grpc=$((thrift + 1000))  # switch i serves P4Runtime on grpc + i, as device i
   job=$((1 + RANDOM % 60000))
   pids=()
+  switch_flags=(--switch=bmv2 --bmv2-cli="$(command -v simple_switch_CLI)")
+  if [ "$control" = p4runtime ]; then
+    switch_flags=(--switch=p4runtime:127.0.0.1:$grpc/0,127.0.0.1:$((grpc + 1))/1,127.0.0.1:$((grpc + 2))/2
+                  --p4info="$p4info" --p4-json="$json" --p4runtime-timeout-s=60)
+  fi
   "$tools/grid-controller" --topology=testbed --workers=8 --planner="$planner" \
     --store="file:$work/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
-    --switch=bmv2 --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
-    --bmv2-thrift-base="$thrift" --bmv2-cli="$(command -v simple_switch_CLI)" \
-    > "$work/controller.log" 2>&1 &
+    "${switch_flags[@]}" --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
+    --bmv2-thrift-base="$thrift" > "$work/controller.log" 2>&1 &
   controller=$!
   pids+=("$controller")
   for _ in $(seq 100); do [ -f "$work/store/grid/netns/hosts" ] && break; sleep 0.1; done
@@ -79,10 +95,17 @@ for planner in $planners; do
     netns_down "$prefix"
     continue
   fi
-  for s in $(ls "$work/store/grid/switch"); do
+  i=0
+  for s in $(ls "$work/store/grid/switch"); do  # node order
     mapfile -t args < "$work/store/grid/switch-ports/$s"
-    simple_switch "${args[@]}" "$json" > "$work/switch-$s.log" 2>&1 &
+    if [ "$control" = p4runtime ]; then
+      simple_switch_grpc "${args[@]}" --no-p4 -- --grpc-server-addr=127.0.0.1:$((grpc + i)) \
+        > "$work/switch-$s.log" 2>&1 &
+    else
+      simple_switch "${args[@]}" "$json" > "$work/switch-$s.log" 2>&1 &
+    fi
     pids+=($!)
+    i=$((i + 1))
   done
   # The root's link: both of its directions lose packets.
   root_ns=$(cat "$work/store/grid/netns/root")

@@ -166,9 +166,9 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   // namespace, so switches sharing one collide ("could not set
   // PACKET_FANOUT"). simple_switch's ports stay in the caller's namespace,
   // where simple_switch_CLI reaches its thrift port.
-  auto switch_ns = [&](NodeId s) {
-    return o.kind == SwitchKind::kBmv2 ? std::string("-") : node_ns(s);
-  };
+  // BMv2, programmed through its CLI or P4Runtime.
+  const bool bmv2 = o.kind == SwitchKind::kBmv2 || o.kind == SwitchKind::kP4Runtime;
+  auto switch_ns = [&](NodeId s) { return bmv2 ? std::string("-") : node_ns(s); };
   Keys keys;
   // The veth pairs: "IF NS IF NS", "-" for the caller's namespace.
   std::string links;
@@ -207,7 +207,7 @@ Keys NetnsEmulation(const Fabric& f, const EmulationOptions& o, const std::strin
   for (const auto& [node, c] : Switches(f)) {
     std::string lines;
     const size_t ports = topo.neighbors(node).size();
-    if (o.kind == SwitchKind::kBmv2) {
+    if (bmv2) {
       absl::StrAppend(&lines, "--thrift-port\n", o.bmv2_thrift_base + index, "\n--device-id\n",
                       index, "\n");
       for (size_t p = 0; p < ports; ++p)
