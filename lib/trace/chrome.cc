@@ -26,7 +26,7 @@ std::string Micros(int64_t ns) {
 
 class Writer {
  public:
-  Writer(int pid) : pid_(pid) {}
+  explicit Writer(int pid) : pid_(pid) {}
   void Add(const Event& e, size_t tid) {
     std::string line =
         absl::StrFormat(R"({"name":%s,"cat":%s,"ph":"%c","ts":%s,"pid":%d,"tid":%d)", Quote(e.name),
