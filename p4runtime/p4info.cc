@@ -73,34 +73,35 @@ absl::StatusOr<P4InfoIndex> P4InfoIndex::FromText(std::string_view text, std::st
   return index;
 }
 
-absl::StatusOr<const P4Table*> P4InfoIndex::Table(std::string_view name) const {
-  auto it = tables_.find(name);
-  if (it == tables_.end()) {
-    if (auto alias = aliases_.find(absl::StrCat("table:", std::string(name)));
-        alias != aliases_.end()) {
-      it = tables_.find(alias->second);
+namespace {
+
+// By full name, then by alias ("table:NAME" or "action:NAME" in `aliases`);
+// NotFound names what is missing and what `what` has.
+template <typename Map>
+absl::StatusOr<const typename Map::mapped_type*> Find(
+    const Map& by_name, const std::map<std::string, std::string, std::less<>>& aliases,
+    const char* kind, std::string_view name, const std::string& what) {
+  auto it = by_name.find(name);
+  if (it == by_name.end()) {
+    if (auto a = aliases.find(absl::StrCat(kind, ":", std::string(name))); a != aliases.end()) {
+      it = by_name.find(a->second);
     }
   }
-  if (it == tables_.end()) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s has no table %s (the program changed?); it has: %s", what_, name, Names(tables_)));
+  if (it == by_name.end()) {
+    return absl::NotFoundError(absl::StrFormat("%s has no %s %s (the program changed?); it has: %s",
+                                               what, kind, name, Names(by_name)));
   }
   return &it->second;
 }
 
+}  // namespace
+
+absl::StatusOr<const P4Table*> P4InfoIndex::Table(std::string_view name) const {
+  return Find(tables_, aliases_, "table", name, what_);
+}
+
 absl::StatusOr<const P4Action*> P4InfoIndex::Action(std::string_view name) const {
-  auto it = actions_.find(name);
-  if (it == actions_.end()) {
-    if (auto alias = aliases_.find(absl::StrCat("action:", std::string(name)));
-        alias != aliases_.end()) {
-      it = actions_.find(alias->second);
-    }
-  }
-  if (it == actions_.end()) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s has no action %s (the program changed?); it has: %s", what_, name, Names(actions_)));
-  }
-  return &it->second;
+  return Find(actions_, aliases_, "action", name, what_);
 }
 
 const P4Table* P4InfoIndex::TableById(uint32_t id) const {

@@ -37,9 +37,9 @@ absl::StatusOr<std::string> LoadOne(const sw::SwitchConfig& config, const std::s
   if (const size_t slash = address.rfind('/'); slash != std::string::npos) {
     target.address = address.substr(0, slash);
     if (!absl::SimpleAtoi(address.substr(slash + 1), &target.device_id)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--switch=p4runtime: %s for switch %s: DEVICE after / must be a number", address,
-          config.name));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--switch=p4runtime: %s for switch %s: DEVICE after / must be a number",
+                          address, config.name));
     }
   }
   target.election_id = options.election_id;

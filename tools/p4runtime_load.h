@@ -23,8 +23,8 @@ struct P4RuntimeOptions {
   // HOST:PORT[/DEVICE] per switch, in node order; DEVICE is the P4Runtime
   // device id (0 when left out; BMv2's --device-id).
   std::vector<std::string> addresses;
-  std::string p4info;                  // the program's P4Info (text format), a path
-  std::string device_config;           // the target's program (BMv2: its JSON), a path
+  std::string p4info;         // the program's P4Info (text format), a path
+  std::string device_config;  // the target's program (BMv2: its JSON), a path
   uint64_t election_id = 1;
   absl::Duration timeout = absl::Seconds(10);
 };
