@@ -137,8 +137,8 @@ absl::Status P4RuntimeSwitch::Lost() const {
   return absl::FailedPreconditionError(absl::StrCat(Who(), ": not primary: ", why_));
 }
 
-absl::Status P4RuntimeSwitch::SetPipeline(const P4InfoIndex& info,
-                                          const std::string& device_config) {
+absl::Status P4RuntimeSwitch::SetPipeline(const P4InfoIndex& info, const std::string& device_config,
+                                          uint64_t cookie) {
   if (absl::Status s = Lost(); !s.ok()) return s;
   p4::v1::SetForwardingPipelineConfigRequest request;
   request.set_device_id(target_.device_id);
@@ -146,6 +146,7 @@ absl::Status P4RuntimeSwitch::SetPipeline(const P4InfoIndex& info,
   request.set_action(p4::v1::SetForwardingPipelineConfigRequest::VERIFY_AND_COMMIT);
   *request.mutable_config()->mutable_p4info() = info.p4info();
   request.mutable_config()->set_p4_device_config(device_config);
+  request.mutable_config()->mutable_cookie()->set_cookie(cookie);
   p4::v1::SetForwardingPipelineConfigResponse response;
   grpc::ClientContext context;
   SetDeadline(context);
@@ -156,6 +157,26 @@ absl::Status P4RuntimeSwitch::SetPipeline(const P4InfoIndex& info,
                                         info.what(), Code(st.error_code()), st.error_message()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<uint64_t>> P4RuntimeSwitch::PipelineCookie() {
+  p4::v1::GetForwardingPipelineConfigRequest request;
+  request.set_device_id(target_.device_id);
+  request.set_response_type(p4::v1::GetForwardingPipelineConfigRequest::COOKIE_ONLY);
+  p4::v1::GetForwardingPipelineConfigResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context);
+  const grpc::Status st = stub_->GetForwardingPipelineConfig(&context, request, &response);
+  // A switch without a program answers FAILED_PRECONDITION (BMv2's PI
+  // server), or with no config at all.
+  if (st.error_code() == grpc::StatusCode::FAILED_PRECONDITION) return std::nullopt;
+  if (!st.ok()) {
+    return absl::Status(ToAbsl(st.error_code()),
+                        absl::StrFormat("%s: GetForwardingPipelineConfig: %s: %s", Who(),
+                                        Code(st.error_code()), st.error_message()));
+  }
+  if (!response.has_config() || !response.config().has_cookie()) return std::nullopt;
+  return response.config().cookie().cookie();
 }
 
 absl::Status P4RuntimeSwitch::Write(const std::vector<p4::v1::Update>& updates,

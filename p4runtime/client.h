@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,8 +44,13 @@ class P4RuntimeSwitch {
   P4RuntimeSwitch& operator=(const P4RuntimeSwitch&) = delete;
 
   // VERIFY_AND_COMMIT of `info`'s program with its target's device config
-  // (BMv2: the compiled JSON). Committing resets every register.
-  absl::Status SetPipeline(const P4InfoIndex& info, const std::string& device_config);
+  // (BMv2: the compiled JSON), tagged with `cookie` (ProgramCookie) so a
+  // later controller can tell the program is there. Committing resets
+  // every register and removes every table entry and multicast group.
+  absl::Status SetPipeline(const P4InfoIndex& info, const std::string& device_config,
+                           uint64_t cookie);
+  // The cookie of the program the switch runs; nullopt when it runs none.
+  absl::StatusOr<std::optional<uint64_t>> PipelineCookie();
   // One Write of `updates`, atomic as the target allows. A refusal names the
   // update the switch refused (its table and key, by `info`) and gRPC's code.
   absl::Status Write(const std::vector<p4::v1::Update>& updates, const P4InfoIndex& info);

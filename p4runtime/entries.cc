@@ -203,28 +203,6 @@ absl::StatusOr<SwitchEntities> EntriesToEntities(std::string_view entries_json,
   return out;
 }
 
-std::vector<p4::v1::Update> InstallUpdates(const SwitchEntities& entities) {
-  std::vector<p4::v1::Update> out;
-  for (const auto& e : entities.defaults) {
-    p4::v1::Update& u = out.emplace_back();
-    u.set_type(p4::v1::Update::MODIFY);
-    *u.mutable_entity()->mutable_table_entry() = e;
-  }
-  for (const auto& e : entities.entries) {
-    p4::v1::Update& u = out.emplace_back();
-    u.set_type(p4::v1::Update::INSERT);
-    *u.mutable_entity()->mutable_table_entry() = e;
-  }
-  for (const auto& g : entities.groups) {
-    p4::v1::Update& u = out.emplace_back();
-    u.set_type(p4::v1::Update::INSERT);
-    *u.mutable_entity()
-         ->mutable_packet_replication_engine_entry()
-         ->mutable_multicast_group_entry() = g;
-  }
-  return out;
-}
-
 std::string EntryKey(const p4::v1::TableEntry& e) {
   std::vector<std::pair<uint32_t, std::string>> match;
   for (const auto& m : e.match()) match.push_back({m.field_id(), Canonical(m.exact().value())});
@@ -269,59 +247,6 @@ std::string NormalizedGroup(const p4::v1::MulticastGroupEntry& g) {
   std::string s = absl::StrCat("group ", g.multicast_group_id(), ":");
   for (const auto& [port, rid] : replicas) absl::StrAppend(&s, " ", port, "/", rid);
   return s;
-}
-
-std::map<std::string, std::string> Normalized(const SwitchEntities& entities) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : entities.defaults) out[EntryKey(e)] = NormalizedEntry(e);
-  for (const auto& e : entities.entries) out[EntryKey(e)] = NormalizedEntry(e);
-  for (const auto& g : entities.groups)
-    out[absl::StrCat("group/", g.multicast_group_id())] = NormalizedGroup(g);
-  return out;
-}
-
-absl::Status VerifyReadBack(const SwitchEntities& entities, const std::vector<p4::v1::Entity>& held,
-                            const P4InfoIndex& info, const std::string& who) {
-  const std::map<std::string, std::string> want = Normalized(entities);
-  std::map<std::string, std::string> have;
-  std::map<std::string, std::string> described;  // key -> a reading for errors
-  for (const p4::v1::Entity& e : held) {
-    if (e.has_table_entry()) {
-      const p4::v1::TableEntry& t = e.table_entry();
-      if (t.is_default_action() && !want.count(EntryKey(t))) continue;
-      have[EntryKey(t)] = NormalizedEntry(t);
-      described[EntryKey(t)] = DescribeEntry(t, info);
-    } else if (e.has_packet_replication_engine_entry()) {
-      const auto& g = e.packet_replication_engine_entry().multicast_group_entry();
-      const std::string key = absl::StrCat("group/", g.multicast_group_id());
-      have[key] = NormalizedGroup(g);
-      described[key] = absl::StrCat("multicast group ", g.multicast_group_id());
-    }
-  }
-  for (const auto& e : entities.defaults) described[EntryKey(e)] = DescribeEntry(e, info);
-  for (const auto& e : entities.entries) described[EntryKey(e)] = DescribeEntry(e, info);
-  for (const auto& g : entities.groups) {
-    described[absl::StrCat("group/", g.multicast_group_id())] =
-        absl::StrCat("multicast group ", g.multicast_group_id());
-  }
-  for (const auto& [key, value] : want) {
-    auto it = have.find(key);
-    if (it == have.end()) {
-      return absl::DataLossError(
-          absl::StrFormat("%s: read back without %s, which was written", who, described[key]));
-    }
-    if (it->second != value) {
-      return absl::DataLossError(absl::StrFormat("%s: %s reads back as %s, written as %s", who,
-                                                 described[key], it->second, value));
-    }
-  }
-  for (const auto& [key, value] : have) {
-    if (!want.count(key)) {
-      return absl::DataLossError(
-          absl::StrFormat("%s: holds %s, which this job did not write", who, described[key]));
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace grid::p4rt

@@ -2,12 +2,11 @@
 // entries, default actions and multicast groups of its jobs) as P4Runtime
 // entities, every id looked up by name in the program's P4Info, every value
 // in P4Runtime's canonical bytes. Nothing is written here: the client
-// (client.h) sends what this makes, and compares what a switch reads back
-// with it.
+// (client.h) sends what this makes, and holding.h compares what a switch
+// reads back with it.
 #ifndef GRID_P4RUNTIME_ENTRIES_H_
 #define GRID_P4RUNTIME_ENTRIES_H_
 
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,10 +29,6 @@ struct SwitchEntities {
 absl::StatusOr<SwitchEntities> EntriesToEntities(std::string_view entries_json,
                                                  const P4InfoIndex& info, std::string_view what);
 
-// The updates that install `entities` on a switch that holds none of them:
-// each default action modified, each entry and group inserted.
-std::vector<p4::v1::Update> InstallUpdates(const SwitchEntities& entities);
-
 // P4Runtime's canonical form of an unsigned value: big-endian without
 // leading zero bytes, and one zero byte for zero.
 std::string Canonical(std::string_view bytes);
@@ -44,19 +39,10 @@ std::string Canonical(std::string_view bytes);
 std::string EntryKey(const p4::v1::TableEntry& e);
 std::string DescribeEntry(const p4::v1::TableEntry& e, const P4InfoIndex& info);
 
-// Entries and groups as the switch should hold them, each value canonical,
-// in a stable order: what `Read` must give back, entry by entry.
-std::map<std::string, std::string> Normalized(const SwitchEntities& entities);
+// An entry's or group's values, each canonical, in a stable order: equal
+// exactly when a switch would behave the same (holding.h compares by it).
 std::string NormalizedEntry(const p4::v1::TableEntry& e);
 std::string NormalizedGroup(const p4::v1::MulticastGroupEntry& g);
-
-// Whether `held` (what a switch's Read gave) holds exactly `entities`:
-// every entry, default action and group equal, value for value, and no
-// entry or group besides (default actions of tables `entities` leaves alone
-// are the program's, not compared). The error names the first difference
-// by table and key, and `who` (the switch).
-absl::Status VerifyReadBack(const SwitchEntities& entities, const std::vector<p4::v1::Entity>& held,
-                            const P4InfoIndex& info, const std::string& who);
 
 }  // namespace grid::p4rt
 

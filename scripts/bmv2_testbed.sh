@@ -15,7 +15,11 @@
 #   env: PLANNERS ("grid atp"), TRANSPORT (udp | af_packet), COUNT (1000: not a
 #        multiple of 64), ITERATIONS (3), TYPES (int32,float32), LOSS (1),
 #        P4JSON (the compiled program, its P4Info beside it as NAME.p4info.txtpb;
-#        compiled into the work dir if unset), SWITCH (cli | p4runtime)
+#        compiled into the work dir if unset), SWITCH (cli | p4runtime),
+#        RERUN (with p4runtime: "delete" runs the job a second time on the
+#        same switches, no process restarted, after grid-controller
+#        --delete-job and a new publication; "keep" publishes again without
+#        deleting, leaving the switches' registers as the first run left them)
 # Needs root, iproute2, nftables and the P4 toolchain on PATH
 # (../shared/p4tools/bin). Prints one line per planner; exits non-zero if any
 # rank failed or any element was wrong.
@@ -29,12 +33,18 @@ iterations=${ITERATIONS:-3}
 types=${TYPES:-int32,float32}
 loss=${LOSS:-1}
 control=${SWITCH:-cli}
+rerun=${RERUN:-}
 . scripts/netns_fabric.sh
 
 case $control in
   cli) bmv2=simple_switch ;;
   p4runtime) bmv2=simple_switch_grpc ;;
   *) echo "bmv2_testbed: SWITCH is cli or p4runtime, not \"$control\"" >&2; exit 2 ;;
+esac
+case $rerun in
+  "") ;;
+  delete | keep) [ "$control" = p4runtime ] || { echo "bmv2_testbed: RERUN needs SWITCH=p4runtime" >&2; exit 2; } ;;
+  *) echo "bmv2_testbed: RERUN is delete or keep, not \"$rerun\"" >&2; exit 2 ;;
 esac
 for tool in $bmv2 simple_switch_CLI ip nft; do
   command -v "$tool" >/dev/null || { echo "bmv2_testbed: $tool not found" >&2; exit 77; }
@@ -66,6 +76,40 @@ cleanup() {
 trap cleanup EXIT
 
 field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
+
+# One run of the job published in STORE: grid-root and the 8 ranks in their
+# namespaces, logs into LOGS. Sets status (ok | failed), wrong, retrans and
+# ms (the slowest rank's per iteration); stops the root after.
+run_job() {
+  local store=$1 logs=$2 root r p log
+  ip netns exec "$root_ns" "$tools/grid-root" --store="file:$store" > "$logs/root.log" 2>&1 &
+  root=$!
+  pids+=("$root")
+  local ranks=()
+  for r in $(seq 0 7); do
+    ip netns exec "$(cat "$store/grid/netns/rank/$r")" env GRID_RANK="$r" GRID_WORLD_SIZE=8 \
+      GRID_STORE="file:$store" GRID_TIMEOUT_MS=60000 \
+      "$tools/grid-allreduce-check" --iterations="$iterations" --count="$count" --types="$types" \
+      > "$logs/rank-$r.log" 2>&1 &
+    ranks+=($!)
+  done
+  status=ok
+  for p in "${ranks[@]}"; do wait "$p" || status=failed; done
+  wrong=0 retrans=0 ms=0
+  for r in $(seq 0 7); do
+    log="$logs/rank-$r.log"
+    if ! grep -q '"ok":true' "$log"; then
+      status=failed
+      echo "  rank $r: $(tail -c 400 "$log")" >&2
+      continue
+    fi
+    wrong=$((wrong + $(field wrong "$log")))
+    retrans=$((retrans + $(field retransmissions "$log")))
+    ms=$(awk -v a="$ms" -v b="$(field comm_ms_per_iteration "$log")" 'BEGIN { print (b > a) ? b : a }')
+  done
+  kill -KILL "$root" 2>/dev/null
+  wait "$root" 2>/dev/null
+}
 
 failed=0
 echo "BMv2 testbed: 3 $bmv2 (triangle, tables by $control), 8 workers, root; $transport hosts;" \
@@ -120,40 +164,47 @@ for planner in $planners; do
     cleanup
     continue
   fi
-  ip netns exec "$root_ns" "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
-  pids+=($!)
-  ranks=()
-  for r in $(seq 0 7); do
-    ip netns exec "$(cat "$work/store/grid/netns/rank/$r")" env GRID_RANK="$r" GRID_WORLD_SIZE=8 \
-      GRID_STORE="file:$work/store" GRID_TIMEOUT_MS=60000 \
-      "$tools/grid-allreduce-check" --iterations="$iterations" --count="$count" --types="$types" \
-      > "$work/rank-$r.log" 2>&1 &
-    ranks+=($!)
-  done
-  status=ok
-  for p in "${ranks[@]}"; do wait "$p" || status=failed; done
-  wrong=0 retrans=0 ms=0
-  for r in $(seq 0 7); do
-    log="$work/rank-$r.log"
-    if ! grep -q '"ok":true' "$log"; then
-      status=failed
-      echo "  rank $r: $(tail -c 400 "$log")" >&2
-      continue
+  runs=1
+  [ -n "$rerun" ] && runs=2
+  for run in $(seq "$runs"); do
+    logs=$work/run-$run
+    mkdir -p "$logs"
+    if [ "$run" -gt 1 ]; then
+      # The same switches, still running: the job deleted (or not), then
+      # published again with a new token into a fresh store.
+      if [ "$rerun" = delete ] &&
+        ! "$tools/grid-controller" --delete-job="$job" "${switch_flags[@]}" \
+          > "$logs/delete.log" 2>&1; then
+        echo "| $planner | run $run: --delete-job failed: $(tail -3 "$logs/delete.log") |"
+        failed=1
+        break
+      fi
+      if ! "$tools/grid-controller" --topology=testbed --workers=8 --planner="$planner" \
+        --store="file:$logs/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
+        "${switch_flags[@]}" --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
+        > "$logs/controller.log" 2>&1; then
+        echo "| $planner | run $run: controller failed: $(tail -3 "$logs/controller.log") |"
+        failed=1
+        break
+      fi
+      store=$logs/store
+    else
+      store=$work/store
     fi
-    wrong=$((wrong + $(field wrong "$log")))
-    retrans=$((retrans + $(field retransmissions "$log")))
-    ms=$(awk -v a="$ms" -v b="$(field comm_ms_per_iteration "$log")" 'BEGIN { print (b > a) ? b : a }')
+    run_job "$store" "$logs"
+    if [ "$status" != ok ]; then
+      echo "| $planner | run $run: FAILED (logs in $work) |"
+      failed=1
+      break
+    fi
+    label=$planner
+    [ -n "$rerun" ] && label="$planner | run $run"
+    printf "| %s | %d iterations, %.1f ms each | %d retransmissions | %d wrong |\n" \
+      "$label" "$iterations" "$ms" "$retrans" "$wrong"
+    [ "$wrong" -eq 0 ] || failed=1
   done
   cleanup
   pids=()
-  if [ "$status" != ok ]; then
-    echo "| $planner | FAILED (logs in $work) |"
-    failed=1
-    continue
-  fi
-  printf "| %s | %d iterations, %.1f ms each | %d retransmissions | %d wrong |\n" \
-    "$planner" "$iterations" "$ms" "$retrans" "$wrong"
-  [ "$wrong" -eq 0 ] || failed=1
 done
 [ "$failed" -eq 0 ] && rm -rf "$work_root"
 exit "$failed"

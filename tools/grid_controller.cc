@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -42,6 +43,8 @@ constexpr char kUsage[] =
     "                       [--slot-base=0] [--label-base=0]\n"
     "                       [--switch=grid|bmv2|p4runtime:ADDR,... --p4info=F --p4-json=F\n"
     "                        [--election-id=1] [--p4runtime-timeout-s=10]]\n"
+    "       grid-controller --delete-job=J[,J...] --switch=p4runtime:ADDR,... --p4info=F\n"
+    "                       --p4-json=F [--election-id=1] [--p4runtime-timeout-s=10]\n"
     "                       [--udp-base-port=P [--host=127.0.0.1]]\n"
     "                       [--memif-dir=DIR [--eal-memory-mb=128] [--memif-queues=1]]\n"
     "                       [--netns=PREFIX [--host-transport=udp|af_packet]]\n"
@@ -61,9 +64,17 @@ constexpr char kUsage[] =
     "measured, else the topology's link latencies), within the switches' memory and,\n"
     "for P4, 511 slots (docs/worker.md, \"Frame width and pool\"). --elements=64\n"
     "--slots=256 are the paper's Tofino frames.\n"
+    "--delete-job takes jobs off P4Runtime switches and clears their registers by committing\n"
+    "the program again, refused where a switch holds a job not named (docs/deploy.md).\n"
     "--memif-queues=N gives every memif link N queue pairs: each grid-switch runs N pipeline\n"
     "lcores, and each host's transport opens N, one per progress thread (GRID_THREADS=N,\n"
     "grid-root --threads=N) when the host has that many.\n";
+
+constexpr char kFlags[] =
+    "topology workers store serve planner root seed job-id token slots elements mtu rtt-us "
+    "udp-base-port host link-impairment memif-dir eal-memory-mb memif-queues link-gbps switch "
+    "netns host-transport bmv2-thrift-base bmv2-cli bmv2-wait-s slot-base label-base "
+    "emulation-scale atp p4info p4-json election-id p4runtime-timeout-s delete-job";
 
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -232,63 +243,51 @@ void LoadIntoBmv2(const tools::Flags& flags, const Job& job,
   std::fflush(stdout);
 }
 
-void LoadIntoP4Runtime(const tools::Flags& flags, const Job& job,
-                       const tools::EmulationOptions& options) {
-  const tools::P4RuntimeOptions o{options.p4runtime, flags.Required("p4info"),
-                                  flags.Required("p4-json"),
-                                  static_cast<uint64_t>(flags.Int("election-id", 1, 1, 1ll << 62)),
-                                  absl::Seconds(flags.Int("p4runtime-timeout-s", 10, 1, 3600))};
-  for (const std::string& line : Check(tools::LoadP4Runtime(job.switches, o), flags)) {
-    std::printf("grid-controller: %s\n", line.c_str());
-  }
+tools::P4RuntimeOptions P4RuntimeOptionsFrom(const tools::Flags& flags,
+                                             const tools::EmulationOptions& options) {
+  return {options.p4runtime, flags.Required("p4info"), flags.Required("p4-json"),
+          static_cast<uint64_t>(flags.Int("election-id", 1, 1, 1ll << 62)),
+          absl::Seconds(flags.Int("p4runtime-timeout-s", 10, 1, 3600))};
+}
+
+void Print(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) std::printf("grid-controller: %s\n", line.c_str());
   std::fflush(stdout);
+}
+
+// --delete-job=J[,J...]: those jobs off the P4Runtime switches of
+// --switch, their registers cleared; no planning, no store.
+int DeleteP4RuntimeJobs(const tools::Flags& flags) {
+  const tools::EmulationOptions options = tools::EmulationOptionsFrom(flags);
+  if (options.kind != tools::SwitchKind::kP4Runtime) {
+    flags.Fail("--delete-job takes the switches as --switch=p4runtime:ADDR[,ADDR...]");
+  }
+  std::set<uint32_t> jobs;
+  for (absl::string_view j : absl::StrSplit(flags.String("delete-job", ""), ',')) {
+    uint32_t id = 0;
+    if (!absl::SimpleAtoi(j, &id) || id == 0 || id > 65535) {
+      flags.Fail("--delete-job: job ids from 1 to 65535, separated by commas");
+    }
+    jobs.insert(id);
+  }
+  Print(Check(tools::DeleteP4RuntimeJobs(jobs, P4RuntimeOptionsFrom(flags, options)), flags));
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const tools::Flags flags("grid-controller", argc, argv,
-                           {"topology",
-                            "workers",
-                            "store",
-                            "serve",
-                            "planner",
-                            "root",
-                            "seed",
-                            "job-id",
-                            "token",
-                            "slots",
-                            "elements",
-                            "mtu",
-                            "rtt-us",
-                            "udp-base-port",
-                            "host",
-                            "link-impairment",
-                            "memif-dir",
-                            "eal-memory-mb",
-                            "memif-queues",
-                            "link-gbps",
-                            "switch",
-                            "netns",
-                            "host-transport",
-                            "bmv2-thrift-base",
-                            "bmv2-cli",
-                            "bmv2-wait-s",
-                            "slot-base",
-                            "label-base",
-                            "emulation-scale",
-                            "atp",
-                            "p4info",
-                            "p4-json",
-                            "election-id",
-                            "p4runtime-timeout-s"},
-                           kUsage);
+  const tools::Flags flags("grid-controller", argc, argv, absl::StrSplit(kFlags, ' '), kUsage);
+  if (flags.Get("delete-job")) return DeleteP4RuntimeJobs(flags);
   const Job job = PlanJob(flags);
   const tools::EmulationOptions options = tools::EmulationOptionsFrom(flags);
   const Published published = Publish(flags, job, Emulation(flags, job, options));
   PrintPredictions(job, published.store_spec);
   if (options.kind == tools::SwitchKind::kBmv2) LoadIntoBmv2(flags, job, options);
-  if (options.kind == tools::SwitchKind::kP4Runtime) LoadIntoP4Runtime(flags, job, options);
+  if (options.kind == tools::SwitchKind::kP4Runtime) {
+    const tools::P4RuntimeOptions o = P4RuntimeOptionsFrom(flags, options);
+    Print(Check(tools::LoadP4Runtime(job.switches, job.params.job_id, o), flags));
+  }
   if (published.server) {
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);

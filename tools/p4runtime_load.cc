@@ -9,6 +9,7 @@
 #include "p4runtime/client.h"
 #include "p4runtime/entries.h"
 #include "p4runtime/p4info.h"
+#include "p4runtime/publish.h"
 
 namespace grid::tools {
 namespace {
@@ -21,49 +22,48 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) 
   return s.str();
 }
 
-// One switch: its entities first (so a program without what they need is
-// refused before this switch is touched), then the pipeline, the write and
-// the read-back.
-absl::StatusOr<std::string> LoadOne(const sw::SwitchConfig& config, const std::string& address,
-                                    const p4rt::P4InfoIndex& info, const std::string& device,
-                                    const P4RuntimeOptions& options) {
-  auto entries = sw::ConfigToP4Entries(config);
-  if (!entries.ok()) return entries.status();
-  auto entities = p4rt::EntriesToEntities(*entries, info, "switch " + config.name);
-  if (!entities.ok()) return entities.status();
+// The switch named `name` at `address` (HOST:PORT[/DEVICE]).
+absl::StatusOr<p4rt::SwitchTarget> Target(const std::string& name, const std::string& address,
+                                          const P4RuntimeOptions& options) {
   p4rt::SwitchTarget target;
-  target.name = config.name;
+  target.name = name;
   target.address = address;
   if (const size_t slash = address.rfind('/'); slash != std::string::npos) {
     target.address = address.substr(0, slash);
     if (!absl::SimpleAtoi(address.substr(slash + 1), &target.device_id)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--switch=p4runtime: %s for switch %s: DEVICE after / must be a number",
-                          address, config.name));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--switch=p4runtime: %s for switch %s: DEVICE after / must be a number", address, name));
     }
   }
   target.election_id = options.election_id;
   target.timeout = options.timeout;
-  auto sw = p4rt::P4RuntimeSwitch::Connect(target);
-  if (!sw.ok()) return sw.status();
-  if (absl::Status s = (*sw)->SetPipeline(info, device); !s.ok()) return s;
-  if (absl::Status s = (*sw)->Write(p4rt::InstallUpdates(*entities), info); !s.ok()) return s;
-  auto held = (*sw)->ReadAll(info);
-  if (!held.ok()) return held.status();
-  const std::string who = absl::StrFormat("switch %s at %s", config.name, target.address);
-  if (absl::Status s = p4rt::VerifyReadBack(*entities, *held, info, who); !s.ok()) return s;
-  return absl::StrFormat(
-      "%s: %d entries, %d default actions, %d multicast groups written and "
-      "read back",
-      who, entities->entries.size(), entities->defaults.size(), entities->groups.size());
+  return target;
+}
+
+// The program of --p4info and --p4-json, and its index.
+struct LoadedProgram {
+  p4rt::P4InfoIndex info;
+  p4rt::Program program;
+};
+
+absl::StatusOr<std::unique_ptr<LoadedProgram>> LoadProgram(const P4RuntimeOptions& options) {
+  auto p4info = ReadFile(options.p4info, "--p4info");
+  if (!p4info.ok()) return p4info.status();
+  auto info = p4rt::P4InfoIndex::FromText(*p4info, options.p4info);
+  if (!info.ok()) return info.status();
+  auto device = ReadFile(options.device_config, "--p4-json");
+  if (!device.ok()) return device.status();
+  auto out = std::make_unique<LoadedProgram>();
+  out->info = *std::move(info);
+  out->program = {&out->info, *device, p4rt::ProgramCookie(*p4info, *device)};
+  return out;
 }
 
 }  // namespace
 
-const bool kHaveP4Runtime = true;
-
 absl::StatusOr<std::vector<std::string>> LoadP4Runtime(
-    const std::map<topology::NodeId, sw::SwitchConfig>& switches, const P4RuntimeOptions& options) {
+    const std::map<topology::NodeId, sw::SwitchConfig>& switches, uint16_t job_id,
+    const P4RuntimeOptions& options) {
   if (options.addresses.size() != switches.size()) {
     std::vector<std::string> names;
     for (const auto& [node, config] : switches) names.push_back(config.name);
@@ -71,28 +71,36 @@ absl::StatusOr<std::vector<std::string>> LoadP4Runtime(
         absl::StrFormat("--switch=p4runtime: %d addresses for %d switches (%s, in this order)",
                         options.addresses.size(), switches.size(), absl::StrJoin(names, ", ")));
   }
-  auto p4info = ReadFile(options.p4info, "--p4info");
-  if (!p4info.ok()) return p4info.status();
-  auto info = p4rt::P4InfoIndex::FromText(*p4info, options.p4info);
-  if (!info.ok()) return info.status();
-  auto device = ReadFile(options.device_config, "--p4-json");
-  if (!device.ok()) return device.status();
-  std::vector<std::string> done, lines;
+  auto program = LoadProgram(options);
+  if (!program.ok()) return program.status();
+  // Every switch's entities before any is connected to: a program without
+  // what they need is refused before anything is touched.
+  std::vector<p4rt::SwitchJob> jobs;
   size_t i = 0;
   for (const auto& [node, config] : switches) {
-    auto line = LoadOne(config, options.addresses[i++], *info, *device, options);
-    if (!line.ok()) {
-      const std::string held = done.empty()
-                                   ? "no switch holds the job yet"
-                                   : absl::StrFormat("%s hold the job", absl::StrJoin(done, ", "));
-      return absl::Status(line.status().code(),
-                          absl::StrFormat("%s (%s; the switches after %s are untouched)",
-                                          line.status().message(), held, config.name));
-    }
-    done.push_back(config.name);
-    lines.push_back(*std::move(line));
+    auto entries = sw::ConfigToP4Entries(config);
+    if (!entries.ok()) return entries.status();
+    auto want = p4rt::EntriesToEntities(*entries, (*program)->info, "switch " + config.name);
+    if (!want.ok()) return want.status();
+    auto target = Target(config.name, options.addresses[i++], options);
+    if (!target.ok()) return target.status();
+    jobs.push_back({*std::move(target), *std::move(want)});
   }
-  return lines;
+  return p4rt::PublishJob(jobs, (*program)->program, job_id);
+}
+
+absl::StatusOr<std::vector<std::string>> DeleteP4RuntimeJobs(const std::set<uint32_t>& jobs,
+                                                             const P4RuntimeOptions& options) {
+  auto program = LoadProgram(options);
+  if (!program.ok()) return program.status();
+  std::vector<p4rt::SwitchTarget> targets;
+  for (const std::string& address : options.addresses) {
+    // Without a plan the switches have no names: by their place in the list.
+    auto target = Target(std::to_string(targets.size() + 1), address, options);
+    if (!target.ok()) return target.status();
+    targets.push_back(*std::move(target));
+  }
+  return p4rt::DeleteJobs(targets, (*program)->program, jobs);
 }
 
 }  // namespace grid::tools

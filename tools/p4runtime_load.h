@@ -1,14 +1,16 @@
 // grid-controller --switch=p4runtime:ADDR[,ADDR...] (docs/deploy.md,
-// "P4Runtime"): every switch of the job, in node order, programmed through
-// its P4Runtime server: arbitration as primary, the program committed with
-// its P4Info, the job's entries written, and read back entry by entry.
-// Built where the P4Runtime client is (p4runtime/); elsewhere the flag
-// fails saying why (p4runtime_unavailable.cc).
+// "P4Runtime"): the job published to every switch through its P4Runtime
+// server (p4runtime/publish.h: the program committed where a switch runs
+// none, only what differs written, all of it read back), and --delete-job,
+// which takes jobs off them and clears their registers. Built where the
+// P4Runtime client is (p4runtime/); elsewhere both fail saying why
+// (p4runtime_unavailable.cc).
 #ifndef GRID_TOOLS_P4RUNTIME_LOAD_H_
 #define GRID_TOOLS_P4RUNTIME_LOAD_H_
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,14 +31,17 @@ struct P4RuntimeOptions {
   absl::Duration timeout = absl::Seconds(10);
 };
 
-// One line per switch on success ("S1 at ADDR: 21 entries, 6 default actions,
-// 1 multicast group written and read back"). The error names the switch;
-// switches before it in node order hold the job, those after it are untouched,
-// and it says which.
+// One line per switch on success. The error names the switch, and what
+// became of the others (p4rt::PublishJob).
 absl::StatusOr<std::vector<std::string>> LoadP4Runtime(
-    const std::map<topology::NodeId, sw::SwitchConfig>& switches, const P4RuntimeOptions& options);
+    const std::map<topology::NodeId, sw::SwitchConfig>& switches, uint16_t job_id,
+    const P4RuntimeOptions& options);
 
-extern const bool kHaveP4Runtime;
+// `jobs` deleted from the switches at options.addresses, their registers
+// cleared (p4rt::DeleteJobs). Switches are named by their place in the
+// list, from 1.
+absl::StatusOr<std::vector<std::string>> DeleteP4RuntimeJobs(const std::set<uint32_t>& jobs,
+                                                             const P4RuntimeOptions& options);
 
 }  // namespace grid::tools
 

@@ -1,5 +1,6 @@
 #include "api/fence.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -8,6 +9,16 @@
 namespace grid::api {
 namespace {
 
+// What clears the state an earlier run of the job left: every message of
+// a fence that met it ends with this.
+std::string ClearEarlierRun(uint16_t job_id) {
+  return absl::StrFormat(
+      "publish the job again, then restart the switches and the root or send them SIGHUP (P4 "
+      "switches programmed through P4Runtime: grid-controller --delete-job=%d before publishing, "
+      "docs/deploy.md)",
+      job_id);
+}
+
 absl::Status Failed(const host_config::WorkerConfig& config, const absl::Status& s) {
   // A fabric that served a later part of an earlier run drops this run's
   // chunks as old, so the fence waits for its timeout like a missing rank.
@@ -15,9 +26,8 @@ absl::Status Failed(const host_config::WorkerConfig& config, const absl::Status&
       s.code(),
       absl::StrFormat("rank %d job %d: the run's fence (Create's first allreduce) failed: %s. "
                       "Every rank must start within the timeout; a fabric that served an earlier "
-                      "run of this job drops this run's chunks as old: publish a new job and "
-                      "restart the switches and the root",
-                      config.rank, config.job_id, s.message()));
+                      "run of this job drops this run's chunks as old: %s",
+                      config.rank, config.job_id, s.message(), ClearEarlierRun(config.job_id)));
 }
 
 absl::Status OldSum(const host_config::WorkerConfig& config, size_t element, int64_t got,
@@ -25,9 +35,8 @@ absl::Status OldSum(const host_config::WorkerConfig& config, size_t element, int
   return absl::FailedPreconditionError(absl::StrFormat(
       "rank %d job %d: the run's fence (Create's first allreduce) came back with another run's "
       "sum (element %d: %d, this run's is %d): the job's switches and root still hold an earlier "
-      "run's slots. Publish a new job, then restart the switches and the root or send them "
-      "SIGHUP",
-      config.rank, config.job_id, element, got, want));
+      "run's slots: %s",
+      config.rank, config.job_id, element, got, want, ClearEarlierRun(config.job_id)));
 }
 
 }  // namespace
@@ -70,11 +79,9 @@ absl::Status RunFence(Communicator& comm, const host_config::WorkerConfig& confi
           "rank %d job %d: the run's fence (Create's first allreduce) failed: every rank has "
           "issued it (or ended), and no sum came in %s: a switch or the root drops this run's "
           "chunks, or is "
-          "down. A "
-          "fabric that served a long earlier run of this job drops them as stale: publish a new "
-          "job, then restart the switches and the root or send them SIGHUP. Their counters "
-          "(SIGUSR1) say which drops them",
-          config.rank, config.job_id, absl::FormatDuration(grace)));
+          "down. A fabric that served a long earlier run of this job drops them as stale: %s. "
+          "Their counters (SIGUSR1) say which drops them",
+          config.rank, config.job_id, absl::FormatDuration(grace), ClearEarlierRun(config.job_id)));
       comm.Abort(silent);
       (void)work->Wait();
       return silent;
@@ -85,8 +92,9 @@ absl::Status RunFence(Communicator& comm, const host_config::WorkerConfig& confi
       const absl::Status stale = absl::FailedPreconditionError(absl::StrFormat(
           "rank %d job %d: the run's fence (Create's first allreduce) failed: %s drops this "
           "run's chunks as stale (%d so far): it holds a later part of an earlier run of this "
-          "job. Publish a new job, then restart the switches and the root or send them SIGHUP",
-          config.rank, config.job_id, health->NodeName(i), stale_now[i] - before[i]));
+          "job: %s",
+          config.rank, config.job_id, health->NodeName(i), stale_now[i] - before[i],
+          ClearEarlierRun(config.job_id)));
       comm.Abort(stale);
       (void)work->Wait();  // ends at once: aborted
       return stale;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "p4runtime/entries.h"
+#include "p4runtime/holding.h"
 #include "p4runtime/p4info.h"
 
 namespace {
@@ -47,7 +48,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto entities = EntriesToEntities(text, *info, "fuzz");
   if (!entities.ok()) return 0;
   for (const auto& e : entities->entries) (void)DescribeEntry(e, *info);
-  (void)Normalized(*entities);
-  (void)InstallUpdates(*entities);
+  // Published where nothing is, then again where it all is: the second
+  // publication changes nothing, and deleting the job leaves no entry of it.
+  const Holding held = Apply({}, PublishUpdates({}, *entities, 7, *info));
+  if (!PublishUpdates(held, *entities, 7, *info).empty()) __builtin_trap();
+  const Holding gone = Apply(held, DeleteUpdates(held, {7}, *info));
+  if (JobsIn(gone, *info).count(7) != 0) __builtin_trap();
   return 0;
 }

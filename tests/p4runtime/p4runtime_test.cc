@@ -22,7 +22,9 @@
 #include "gtest/gtest.h"
 #include "p4runtime/client.h"
 #include "p4runtime/entries.h"
+#include "p4runtime/holding.h"
 #include "p4runtime/p4info.h"
+#include "p4runtime/publish.h"
 
 namespace grid::p4rt {
 namespace {
@@ -39,15 +41,17 @@ std::string ReadFile(const std::string& path) {
 const std::string kP4Info = std::string(GRID_P4_BUILD_DIR) + "/grid.p4info.txtpb";
 const std::string kJson = std::string(GRID_P4_BUILD_DIR) + "/grid.json";
 
-// The testbed's switch configs for an 8-worker grid plan, job 7.
-std::map<topology::NodeId, sw::SwitchConfig> Testbed() {
+// The testbed's switch configs for an 8-worker grid plan of job `job_id`.
+std::map<topology::NodeId, sw::SwitchConfig> Testbed(uint16_t job_id = 7, uint32_t token = 0x5eed,
+                                                     uint32_t slot_base = 0) {
   auto topo = topology::GenerateTopology("testbed");
   auto job = planner::MakeJob(*topo, 8, std::nullopt, 1);
   auto planner = planner::PlannerRegistry::WithBuiltins().Create("grid", {});
   auto plan = (*planner)->Plan(*topo, *job);
   host_config::JobParams params;
-  params.job_id = 7;
-  params.token = 0x5eed;
+  params.job_id = job_id;
+  params.token = token;
+  params.slot_base = slot_base;
   params.slots = 64;
   params.elements = 64;
   return *control::BuildSwitchConfigs(*topo, *plan, params);
@@ -112,6 +116,43 @@ TEST(P4RuntimeValues, CanonicalBytesDropLeadingZerosAndKeepOneForZero) {
   EXPECT_EQ(Canonical(""), std::string(1, '\0'));
 }
 
+// S1's share of job `job` in the testbed, as entities.
+SwitchEntities S1Job(const P4InfoIndex& info, uint16_t job, uint32_t token = 0x5eed) {
+  const sw::SwitchConfig config = Testbed(job, token, job == 7 ? 0 : 64).begin()->second;
+  return *EntriesToEntities(*sw::ConfigToP4Entries(config), info, config.name);
+}
+
+TEST_F(P4RuntimeTest, PublishingAgainChangesOnlyWhatDiffersAndDeletesWhatIsGone) {
+  const SwitchEntities first = S1Job(info_, 7);
+  const Holding held = Apply({}, PublishUpdates({}, first, 7, info_));
+  EXPECT_TRUE(PublishUpdates(held, first, 7, info_).empty());
+  // A new token changes the job's entry; a member gone is deleted.
+  SwitchEntities second = S1Job(info_, 7, 0xbeef);
+  const p4::v1::TableEntry gone = second.entries.back();
+  second.entries.pop_back();
+  const std::vector<p4::v1::Update> updates = PublishUpdates(held, second, 7, info_);
+  ASSERT_EQ(updates.size(), 2u);
+  EXPECT_EQ(updates[0].type(), p4::v1::Update::DELETE);  // deletions go first
+  EXPECT_EQ(EntryKey(updates[0].entity().table_entry()), EntryKey(gone));
+  EXPECT_EQ(updates[1].type(), p4::v1::Update::MODIFY);
+  EXPECT_EQ(DescribeEntry(updates[1].entity().table_entry(), info_),
+            "GridIngress.job{hdr.grid.job_id=0x07}");
+  EXPECT_TRUE(Compare(HoldingOf(second), Apply(held, updates), info_, "S1").ok());
+}
+
+TEST_F(P4RuntimeTest, AnotherJobsEntitiesAndTheSharedOnesItUsesStay) {
+  const Holding with7 = Apply({}, PublishUpdates({}, S1Job(info_, 7), 7, info_));
+  const Holding both = Apply(with7, PublishUpdates(with7, S1Job(info_, 8), 8, info_));
+  EXPECT_EQ(JobsIn(both, info_), (std::set<uint32_t>{7, 8}));
+  // Deleting job 8 takes its entries and group, and no route job 7 uses.
+  const Holding after = Apply(both, DeleteUpdates(both, {8}, info_));
+  EXPECT_TRUE(Compare(with7, after, info_, "S1").ok()) << Compare(with7, after, info_, "S1");
+  // With no other job left, the shared entries go too: defaults alone stay.
+  const Holding empty = Apply(after, DeleteUpdates(after, {7}, info_));
+  EXPECT_TRUE(Compare({}, empty, info_, "S1").ok());
+  EXPECT_FALSE(empty.empty());
+}
+
 // A simple_switch_grpc of its own on a free port, with no program yet.
 class Bmv2Grpc : public P4RuntimeTest {
  protected:
@@ -159,21 +200,21 @@ class Bmv2Grpc : public P4RuntimeTest {
 TEST_F(Bmv2Grpc, TakesAPlanAndReadsItBackEntryByEntry) {
   auto s1 = P4RuntimeSwitch::Connect(Target(10));
   ASSERT_TRUE(s1.ok()) << s1.status() << "\n" << ReadFile(log_);
-  ASSERT_TRUE((*s1)->SetPipeline(info_, ReadFile(kJson)).ok());
+  ASSERT_TRUE((*s1)->SetPipeline(info_, ReadFile(kJson), 1).ok());
   const sw::SwitchConfig config = Testbed().begin()->second;
   auto entities = EntriesToEntities(*sw::ConfigToP4Entries(config), info_, config.name);
   ASSERT_TRUE(entities.ok()) << entities.status();
-  absl::Status written = (*s1)->Write(InstallUpdates(*entities), info_);
+  absl::Status written = (*s1)->Write(PublishUpdates({}, *entities, 7, info_), info_);
   ASSERT_TRUE(written.ok()) << written;
   auto read = (*s1)->ReadAll(info_);
   ASSERT_TRUE(read.ok()) << read.status();
-  absl::Status same = VerifyReadBack(*entities, *read, info_, "S1");
+  absl::Status same = Compare(HoldingOf(*entities), HoldingOf(*read), info_, "S1");
   EXPECT_TRUE(same.ok()) << same;
-  EXPECT_GT(Normalized(*entities).size(), 10u);
+  EXPECT_GT(HoldingOf(*entities).size(), 10u);
   // What was written, changed by one value, no longer reads back the same.
   SwitchEntities changed = *entities;
   changed.entries[3].mutable_action()->mutable_action()->mutable_params(0)->set_value("\x09");
-  absl::Status differs = VerifyReadBack(changed, *read, info_, "S1");
+  absl::Status differs = Compare(HoldingOf(changed), HoldingOf(*read), info_, "S1");
   EXPECT_THAT(std::string(differs.message()),
               HasSubstr("S1: " + DescribeEntry(changed.entries[3], info_) + " reads back as"));
 
@@ -197,6 +238,86 @@ TEST_F(Bmv2Grpc, ASecondControllerWithALowerElectionIdIsRefused) {
   EXPECT_THAT(std::string(second.status().message()),
               HasSubstr("another controller is primary (election id 10; ours is 5, lower)"));
   EXPECT_TRUE((*first)->primary());
+}
+
+class Bmv2Publish : public Bmv2Grpc {
+ protected:
+  void SetUp() override {
+    Bmv2Grpc::SetUp();
+    if (IsSkipped()) return;
+    program_ = {&info_, ReadFile(kJson), ProgramCookie(ReadFile(kP4Info), ReadFile(kJson))};
+  }
+  std::vector<SwitchJob> Jobs(const SwitchEntities& want) const {
+    return {SwitchJob{Target(10), want}};
+  }
+  Holding Held() const {
+    auto s1 = P4RuntimeSwitch::Connect(Target(10));
+    EXPECT_TRUE(s1.ok()) << s1.status();
+    auto read = (*s1)->ReadAll(info_);
+    EXPECT_TRUE(read.ok()) << read.status();
+    return HoldingOf(*read);
+  }
+  Program program_;
+};
+
+TEST_F(Bmv2Publish, ASecondPublicationWritesOnlyTheDifference) {
+  auto first = PublishJob(Jobs(S1Job(info_, 7)), program_, 7);
+  ASSERT_TRUE(first.ok()) << first.status() << "\n" << ReadFile(log_);
+  EXPECT_THAT(first->at(0), HasSubstr("program committed; inserted "));
+  auto second = PublishJob(Jobs(S1Job(info_, 7, 0xbeef)), program_, 7);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_THAT(second->at(0), HasSubstr("program already there; inserted 0, modified 1, deleted 0"));
+  EXPECT_TRUE(Compare(HoldingOf(S1Job(info_, 7, 0xbeef)), Held(), info_, "S1").ok());
+}
+
+TEST_F(Bmv2Publish, APublicationTheSwitchRefusesMidwayIsPutBack) {
+  ASSERT_TRUE(PublishJob(Jobs(S1Job(info_, 7)), program_, 7).ok()) << ReadFile(log_);
+  const Holding before = Held();
+  // Job 8, its last entry naming a match field the table does not have.
+  SwitchEntities bad = S1Job(info_, 8);
+  bad.entries.back().mutable_match(0)->set_field_id(999);
+  auto refused = PublishJob(Jobs(bad), program_, 8);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("switch S1 at " + address_ + ": Write of "));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("S1 put back as it was"));
+  absl::Status same = Compare(before, Held(), info_, "S1");
+  EXPECT_TRUE(same.ok()) << same;
+}
+
+TEST_F(Bmv2Publish, DeletingJobsClearsTheSwitchAndIsRefusedWhileAJobNotNamedIsThere) {
+  ASSERT_TRUE(PublishJob(Jobs(S1Job(info_, 7)), program_, 7).ok()) << ReadFile(log_);
+  ASSERT_TRUE(PublishJob(Jobs(S1Job(info_, 8)), program_, 8).ok());
+  const Holding both = Held();
+  auto refused = DeleteJobs({Target(10)}, program_, {8});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status()));
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("also holds job 7: clearing job 8's registers means committing"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("(--delete-job=8,7)"));
+  EXPECT_TRUE(Compare(both, Held(), info_, "S1").ok());  // nothing deleted
+  auto deleted = DeleteJobs({Target(10)}, program_, {7, 8});
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_THAT(deleted->at(0), HasSubstr("registers cleared by committing the program again"));
+  EXPECT_TRUE(Compare({}, Held(), info_, "S1").ok());
+  // The program is still there: the next publication writes without a commit.
+  auto again = PublishJob(Jobs(S1Job(info_, 7)), program_, 7);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(again->at(0), HasSubstr("program already there"));
+}
+
+TEST_F(Bmv2Publish, ASwitchRunningAnotherProgramIsNotTouched) {
+  {
+    auto s1 = P4RuntimeSwitch::Connect(Target(10));
+    ASSERT_TRUE(s1.ok()) << s1.status() << "\n" << ReadFile(log_);
+    ASSERT_TRUE((*s1)->SetPipeline(info_, ReadFile(kJson), 12345).ok());
+  }
+  auto refused = PublishJob(Jobs(S1Job(info_, 7)), program_, 7);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("runs another program (cookie 0x3039;"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("nothing written to any switch"));
+  EXPECT_TRUE(Compare({}, Held(), info_, "S1").ok());
 }
 
 TEST(P4RuntimeSwitchDown, ASwitchThatIsNotThereIsUnavailableWithinTheTimeout) {
