@@ -17,9 +17,10 @@
 #        P4JSON (the compiled program, its P4Info beside it as NAME.p4info.txtpb;
 #        compiled into the work dir if unset), SWITCH (cli | p4runtime),
 #        RERUN (with p4runtime: "delete" runs the job a second time on the
-#        same switches, no process restarted, after grid-controller
-#        --delete-job and a new publication; "keep" publishes again without
-#        deleting, leaving the switches' registers as the first run left them)
+#        same switches and root, no process restarted, after grid-controller
+#        --delete-job, a new publication and SIGHUP to grid-root; "keep"
+#        publishes again without deleting, leaving the switches' registers
+#        as the first run left them)
 # Needs root, iproute2, nftables and the P4 toolchain on PATH
 # (../shared/p4tools/bin). Prints one line per planner; exits non-zero if any
 # rank failed or any element was wrong.
@@ -77,14 +78,11 @@ trap cleanup EXIT
 
 field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
 
-# One run of the job published in STORE: grid-root and the 8 ranks in their
-# namespaces, logs into LOGS. Sets status (ok | failed), wrong, retrans and
-# ms (the slowest rank's per iteration); stops the root after.
+# One run of the job published in STORE: the 8 ranks in their namespaces,
+# logs into LOGS. Sets status (ok | failed), wrong, retrans and ms (the
+# slowest rank's per iteration).
 run_job() {
-  local store=$1 logs=$2 root r p log
-  ip netns exec "$root_ns" "$tools/grid-root" --store="file:$store" > "$logs/root.log" 2>&1 &
-  root=$!
-  pids+=("$root")
+  local store=$1 logs=$2 r p log
   local ranks=()
   for r in $(seq 0 7); do
     ip netns exec "$(cat "$store/grid/netns/rank/$r")" env GRID_RANK="$r" GRID_WORLD_SIZE=8 \
@@ -107,8 +105,6 @@ run_job() {
     retrans=$((retrans + $(field retransmissions "$log")))
     ms=$(awk -v a="$ms" -v b="$(field comm_ms_per_iteration "$log")" 'BEGIN { print (b > a) ? b : a }')
   done
-  kill -KILL "$root" 2>/dev/null
-  wait "$root" 2>/dev/null
 }
 
 failed=0
@@ -164,14 +160,18 @@ for planner in $planners; do
     cleanup
     continue
   fi
+  ip netns exec "$root_ns" "$tools/grid-root" --store="file:$work/store" > "$work/root.log" 2>&1 &
+  root=$!
+  pids+=("$root")
   runs=1
   [ -n "$rerun" ] && runs=2
   for run in $(seq "$runs"); do
     logs=$work/run-$run
     mkdir -p "$logs"
     if [ "$run" -gt 1 ]; then
-      # The same switches, still running: the job deleted (or not), then
-      # published again with a new token into a fresh store.
+      # The same switches and root, still running: the job deleted (or
+      # not), published again with a new token, and the root told to read
+      # it (SIGHUP, which also empties its slots).
       if [ "$rerun" = delete ] &&
         ! "$tools/grid-controller" --delete-job="$job" "${switch_flags[@]}" \
           > "$logs/delete.log" 2>&1; then
@@ -180,18 +180,17 @@ for planner in $planners; do
         break
       fi
       if ! "$tools/grid-controller" --topology=testbed --workers=8 --planner="$planner" \
-        --store="file:$logs/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
+        --store="file:$work/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
         "${switch_flags[@]}" --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
         > "$logs/controller.log" 2>&1; then
         echo "| $planner | run $run: controller failed: $(tail -3 "$logs/controller.log") |"
         failed=1
         break
       fi
-      store=$logs/store
-    else
-      store=$work/store
+      kill -HUP "$root"
+      sleep 1
     fi
-    run_job "$store" "$logs"
+    run_job "$work/store" "$logs"
     if [ "$status" != ok ]; then
       echo "| $planner | run $run: FAILED (logs in $work) |"
       failed=1
