@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/rpc/status.pb.h"
@@ -167,9 +169,15 @@ absl::StatusOr<std::optional<uint64_t>> P4RuntimeSwitch::PipelineCookie() {
   grpc::ClientContext context;
   SetDeadline(context);
   const grpc::Status st = stub_->GetForwardingPipelineConfig(&context, request, &response);
-  // A switch without a program answers FAILED_PRECONDITION (BMv2's PI
-  // server), or with no config at all.
-  if (st.error_code() == grpc::StatusCode::FAILED_PRECONDITION) return std::nullopt;
+  // A switch without a program answers FAILED_PRECONDITION, "No forwarding
+  // pipeline config set for this device" (BMv2's PI server), or with no
+  // config at all. The code alone says too little: other servers give it
+  // for other faults (an unknown device, say), and reading those as "no
+  // program" would commit over a running one.
+  if (st.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+      absl::StrContains(absl::AsciiStrToLower(st.error_message()), "pipeline")) {
+    return std::nullopt;
+  }
   if (!st.ok()) {
     return absl::Status(ToAbsl(st.error_code()),
                         absl::StrFormat("%s: GetForwardingPipelineConfig: %s: %s", Who(),

@@ -163,11 +163,11 @@ absl::Status Compare(const Holding& expected, const Holding& read, const P4InfoI
   for (const auto& [key, e] : expected) {
     auto it = read.find(key);
     if (it == read.end()) {
-      return absl::DataLossError(
-          absl::StrFormat("%s: read back without %s, which was written", who, Describe(e, info)));
+      return absl::DataLossError(absl::StrFormat("%s: read back without %s, which it should hold",
+                                                 who, Describe(e, info)));
     }
     if (Normalized(it->second) != Normalized(e)) {
-      return absl::DataLossError(absl::StrFormat("%s: %s reads back as %s, written as %s", who,
+      return absl::DataLossError(absl::StrFormat("%s: %s reads back as %s, not %s", who,
                                                  Describe(e, info), Normalized(it->second),
                                                  Normalized(e)));
     }

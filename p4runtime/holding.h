@@ -39,9 +39,9 @@ std::optional<uint32_t> JobOf(const p4::v1::Entity& e, const P4InfoIndex& info);
 std::set<uint32_t> JobsIn(const Holding& held, const P4InfoIndex& info);
 
 // The updates that make a switch holding `held` hold `want` on every key of
-// `scope`: deletions first (they free table space), then modifications,
-// then insertions. A default action is modified, never deleted or
-// inserted.
+// `scope`: deletions, modifications, insertions, in that order (a server
+// may reorder one Write's updates: publish.cc writes deletions apart). A
+// default action is modified, never deleted or inserted.
 std::vector<p4::v1::Update> Reconcile(const Holding& held, const Holding& want,
                                       const std::set<std::string>& scope);
 

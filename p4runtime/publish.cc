@@ -16,6 +16,12 @@ std::string Who(const SwitchTarget& t) {
   return absl::StrFormat("switch %s at %s", t.name, t.address);
 }
 
+// "a", "a and b", "a, b and c".
+std::string Listed(const std::vector<std::string>& items) {
+  if (items.size() < 2) return absl::StrJoin(items, "");
+  return absl::StrCat(absl::StrJoin(items.begin(), items.end() - 1, ", "), " and ", items.back());
+}
+
 // A switch as the survey found it.
 struct Found {
   std::unique_ptr<P4RuntimeSwitch> sw;
@@ -36,6 +42,13 @@ absl::StatusOr<std::vector<Found>> Survey(const std::vector<SwitchTarget>& targe
     auto cookie = f.sw->PipelineCookie();
     if (!cookie.ok()) return cookie.status();
     if (cookie->has_value()) {
+      if (**cookie == 0) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "%s runs a program committed without a cookie (by another controller, or a "
+            "grid-controller older than cookies), which grid-controller cannot tell from another "
+            "program; restart the switch with none (simple_switch_grpc --no-p4) or with this one",
+            Who(t)));
+      }
       if (**cookie != program.cookie) {
         return absl::FailedPreconditionError(absl::StrFormat(
             "%s runs another program (cookie %#x; %s with this device config is %#x): "
@@ -62,7 +75,20 @@ std::string Summary(const std::vector<p4::v1::Update>& updates) {
                          CountUpdates(updates));
 }
 
-// Reads a switch back and compares it with what it should hold.
+// Deletions in a Write of their own, before the rest: a server may apply
+// one Write's updates in any order (P4Runtime 1.3, "Batching"), and an
+// insertion into a full table must come after the deletion that frees it.
+absl::Status WriteInOrder(P4RuntimeSwitch& sw, const std::vector<p4::v1::Update>& updates,
+                          const P4InfoIndex& info) {
+  std::vector<p4::v1::Update> deletes, rest;
+  for (const p4::v1::Update& u : updates) {
+    (u.type() == p4::v1::Update::DELETE ? deletes : rest).push_back(u);
+  }
+  if (absl::Status s = sw.Write(deletes, info); !s.ok()) return s;
+  return sw.Write(rest, info);
+}
+
+// The read-back every change ends with.
 absl::Status Check(P4RuntimeSwitch& sw, const Holding& expected, const P4InfoIndex& info) {
   auto read = sw.ReadAll(info);
   if (!read.ok()) return read.status();
@@ -89,7 +115,8 @@ std::string Undo(const std::vector<Written>& written, std::vector<Found>& found,
     absl::Status st = [&]() -> absl::Status {
       auto now = sw.ReadAll(info);
       if (!now.ok()) return now.status();
-      if (absl::Status s = sw.Write(Reconcile(HoldingOf(*now), w->before, scope), info); !s.ok()) {
+      if (absl::Status s = WriteInOrder(sw, Reconcile(HoldingOf(*now), w->before, scope), info);
+          !s.ok()) {
         return s;
       }
       return Check(sw, w->before, info);
@@ -145,14 +172,18 @@ absl::StatusOr<std::vector<std::string>> PublishJob(const std::vector<SwitchJob>
         if (absl::Status s = sw.SetPipeline(info, program.device_config, program.cookie); !s.ok()) {
           return s;
         }
-        auto read = sw.ReadAll(info);  // the program's default actions
+        written.push_back({i, {}, true, {}});  // the error must mention it from here on
+        auto read = sw.ReadAll(info);          // the program's default actions
         if (!read.ok()) return read.status();
         before = HoldingOf(*read);
+      } else {
+        written.push_back({i, before, false, {}});
       }
       // Recorded before the write: a refused write may have taken part.
-      written.push_back({i, before, commit, PublishUpdates(before, switches[i].want, job, info)});
+      written.back().before = before;
+      written.back().updates = PublishUpdates(before, switches[i].want, job, info);
       const std::vector<p4::v1::Update>& updates = written.back().updates;
-      if (absl::Status s = sw.Write(updates, info); !s.ok()) return s;
+      if (absl::Status s = WriteInOrder(sw, updates, info); !s.ok()) return s;
       if (absl::Status s = Check(sw, Apply(before, updates), info); !s.ok()) return s;
       lines.push_back(absl::StrFormat("%s: %s; %s; read back equal", Who(sw.target()),
                                       commit ? "program committed" : "program already there",
@@ -181,19 +212,28 @@ absl::StatusOr<std::vector<std::string>> DeleteJobs(const std::vector<SwitchTarg
     return absl::Status(found.status().code(),
                         absl::StrCat(found.status().message(), " (nothing deleted anywhere)"));
   }
+  // Every switch's other jobs first, so the flag suggested takes them all.
+  std::set<uint32_t> others;
+  std::vector<std::string> holders;
   for (const Found& f : *found) {
-    std::set<uint32_t> others;
+    bool holds = false;
     for (uint32_t j : JobsIn(f.held, info)) {
-      if (!jobs.count(j)) others.insert(j);
+      if (jobs.count(j)) continue;
+      others.insert(j);
+      holds = true;
     }
-    if (others.empty()) continue;
+    if (holds) holders.push_back(Who(f.sw->target()));
+  }
+  if (!others.empty()) {
+    std::set<uint32_t> all = jobs;
+    all.insert(others.begin(), others.end());
     return absl::FailedPreconditionError(absl::StrFormat(
-        "%s also holds job %s: clearing job %s's registers means committing the program again, "
+        "%s also %s job %s: clearing job %s's registers means committing the program again, "
         "which resets every register of the switch, theirs too (this target's P4Runtime server "
-        "refuses register writes); delete them together (--delete-job=%s,%s) or restart the "
+        "refuses register writes); delete them together (--delete-job=%s) or restart the "
         "switch (nothing deleted anywhere)",
-        Who(f.sw->target()), absl::StrJoin(others, ", "), named, named,
-        absl::StrJoin(others, ",")));
+        Listed(holders), holders.size() == 1 ? "holds" : "hold", absl::StrJoin(others, ", "), named,
+        absl::StrJoin(all, ",")));
   }
   std::vector<std::string> lines;
   for (Found& f : *found) {
@@ -203,22 +243,25 @@ absl::StatusOr<std::vector<std::string>> DeleteJobs(const std::vector<SwitchTarg
           absl::StrFormat("%s: runs no program, holds nothing of job %s", Who(sw.target()), named));
       continue;
     }
+    // The deletions say what goes; the commit clears the registers, and
+    // removes whatever a refused deletion left, so it follows either way.
     const std::vector<p4::v1::Update> updates = DeleteUpdates(f.held, jobs, info);
-    absl::Status st = sw.Write(updates, info);
-    // The commit clears the registers (and anything the write left).
-    if (st.ok()) st = sw.SetPipeline(info, program.device_config, program.cookie);
+    const absl::Status deleted = sw.Write(updates, info);
+    absl::Status st = sw.SetPipeline(info, program.device_config, program.cookie);
     if (st.ok()) st = Check(sw, Holding{}, info);
     if (!st.ok()) {
       return absl::Status(
           st.code(),
-          absl::StrFormat("%s (job %s is deleted from the switches before %s; run --delete-job "
-                          "again once the switch answers)",
-                          st.message(), named, sw.target().name));
+          absl::StrFormat("%s (job %s is deleted from the switches before %s; %s may hold part "
+                          "of it and its registers are not cleared: run --delete-job again)",
+                          st.message(), named, sw.target().name, sw.target().name));
     }
-    lines.push_back(
-        absl::StrFormat("%s: deleted %s; registers cleared by committing the program "
-                        "again; holds no entry now",
-                        Who(sw.target()), CountUpdates(updates)));
+    lines.push_back(absl::StrFormat(
+        "%s: deleted %s%s; registers cleared by committing the program again; holds no entry now",
+        Who(sw.target()), CountUpdates(updates),
+        deleted.ok()
+            ? ""
+            : absl::StrCat(" (the commit removed what it refused: ", deleted.message(), ")")));
   }
   return lines;
 }

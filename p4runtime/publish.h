@@ -45,8 +45,8 @@ struct SwitchJob {
 // Publishes job `job`, switch by switch in the order given. One line per
 // switch on success ("switch S1 at ADDR: program committed; wrote 21
 // entries, ...; read back equal"). The error names the switch and what
-// failed, then what became of the others: put back as they were, or what
-// each still holds where putting it back failed too.
+// failed, then what became of the others: put back as they were, or why a
+// switch could not be, and which were not touched.
 absl::StatusOr<std::vector<std::string>> PublishJob(const std::vector<SwitchJob>& switches,
                                                     const Program& program, uint32_t job);
 

@@ -122,10 +122,11 @@ for planner in $planners; do
     switch_flags=(--switch=p4runtime:127.0.0.1:$grpc/0,127.0.0.1:$((grpc + 1))/1,127.0.0.1:$((grpc + 2))/2
                   --p4info="$p4info" --p4-json="$json" --p4runtime-timeout-s=60)
   fi
-  "$tools/grid-controller" --topology=testbed --workers=8 --planner="$planner" \
-    --store="file:$work/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
-    "${switch_flags[@]}" --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
-    --bmv2-thrift-base="$thrift" > "$work/controller.log" 2>&1 &
+  publish=(--topology=testbed --workers=8 --planner="$planner" --store="file:$work/store"
+           --job-id="$job" "${switch_flags[@]}" --netns="$prefix" --host-transport="$transport"
+           --eal-memory-mb=64 --bmv2-thrift-base="$thrift")
+  "$tools/grid-controller" "${publish[@]}" --token=$((RANDOM * 32768 + RANDOM + 1)) \
+    > "$work/controller.log" 2>&1 &
   controller=$!
   pids+=("$controller")
   for _ in $(seq 100); do [ -f "$work/store/grid/netns/hosts" ] && break; sleep 0.1; done
@@ -179,16 +180,19 @@ for planner in $planners; do
         failed=1
         break
       fi
-      if ! "$tools/grid-controller" --topology=testbed --workers=8 --planner="$planner" \
-        --store="file:$work/store" --job-id="$job" --token=$((RANDOM * 32768 + RANDOM + 1)) \
-        "${switch_flags[@]}" --netns="$prefix" --host-transport="$transport" --eal-memory-mb=64 \
+      if ! "$tools/grid-controller" "${publish[@]}" --token=$((RANDOM * 32768 + RANDOM + 1)) \
         > "$logs/controller.log" 2>&1; then
         echo "| $planner | run $run: controller failed: $(tail -3 "$logs/controller.log") |"
         failed=1
         break
       fi
       kill -HUP "$root"
-      sleep 1
+      for _ in $(seq 150); do grep -q "grid-root: reload" "$work/root.log" && break; sleep 0.1; done
+      if ! grep -q "grid-root: reload (job $job): OK" "$work/root.log"; then
+        echo "| $planner | run $run: grid-root did not reload: $(tail -2 "$work/root.log") |"
+        failed=1
+        break
+      fi
     fi
     run_job "$work/store" "$logs"
     if [ "$status" != ok ]; then

@@ -41,7 +41,11 @@ absl::StatusOr<p4rt::SwitchTarget> Target(const std::string& name, const std::st
 }
 
 // The program of --p4info and --p4-json, and its index.
+// Held by pointer: `program.info` points into it.
 struct LoadedProgram {
+  LoadedProgram() = default;
+  LoadedProgram(const LoadedProgram&) = delete;
+  LoadedProgram& operator=(const LoadedProgram&) = delete;
   p4rt::P4InfoIndex info;
   p4rt::Program program;
 };

@@ -250,11 +250,18 @@ class Bmv2Publish : public Bmv2Grpc {
   std::vector<SwitchJob> Jobs(const SwitchEntities& want) const {
     return {SwitchJob{Target(10), want}};
   }
+  // What S1 holds; nothing, with a failure, where it cannot be read.
   Holding Held() const {
     auto s1 = P4RuntimeSwitch::Connect(Target(10));
-    EXPECT_TRUE(s1.ok()) << s1.status();
+    if (!s1.ok()) {
+      ADD_FAILURE() << s1.status();
+      return {};
+    }
     auto read = (*s1)->ReadAll(info_);
-    EXPECT_TRUE(read.ok()) << read.status();
+    if (!read.ok()) {
+      ADD_FAILURE() << read.status();
+      return {};
+    }
     return HoldingOf(*read);
   }
   Program program_;
@@ -294,7 +301,13 @@ TEST_F(Bmv2Publish, DeletingJobsClearsTheSwitchAndIsRefusedWhileAJobNotNamedIsTh
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.status()));
   EXPECT_THAT(std::string(refused.status().message()),
               HasSubstr("also holds job 7: clearing job 8's registers means committing"));
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("(--delete-job=8,7)"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("(--delete-job=7,8)"));
+  // Jobs named that the switch does not hold change nothing of that.
+  auto refused_too = DeleteJobs({Target(10)}, program_, {7, 9});
+  ASSERT_FALSE(refused_too.ok());
+  EXPECT_THAT(std::string(refused_too.status().message()),
+              HasSubstr("also holds job 8: clearing job 7, 9's registers"));
+  EXPECT_THAT(std::string(refused_too.status().message()), HasSubstr("(--delete-job=7,8,9)"));
   EXPECT_TRUE(Compare(both, Held(), info_, "S1").ok());  // nothing deleted
   auto deleted = DeleteJobs({Target(10)}, program_, {7, 8});
   ASSERT_TRUE(deleted.ok()) << deleted.status();

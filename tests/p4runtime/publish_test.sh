@@ -50,7 +50,8 @@ switches=--switch=p4runtime:"$(IFS=,; echo "${addresses[*]}")"
 delete=("$tools/grid-controller" "$switches" --p4info="$p4/grid.p4info.txtpb"
         --p4-json="$p4/grid.json")
 "${delete[@]}" --delete-job=7 > "$work/refused.log" 2>&1 && fail "job 7 deleted beside job 8"
-grep -q "also holds job 8: clearing job 7's registers" "$work/refused.log" ||
+grep -q "switch 3 at 127.0.0.1:$((base + 2)) also hold job 8: clearing job 7's registers" \
+  "$work/refused.log" ||
   fail "$(cat "$work/refused.log")"
 "${controller[@]}" "$switches" > "$work/unchanged.log" 2>&1 &&
   [ "$(grep -c "inserted 0, modified 0, deleted 0" "$work/unchanged.log")" = 3 ] ||
