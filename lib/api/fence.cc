@@ -63,7 +63,13 @@ absl::Status RunFence(Communicator& comm, const host_config::WorkerConfig& confi
   absl::Time all_in = absl::InfiniteFuture();  // when every rank was seen to have issued it
   while (true) {
     s = work->Wait(kFenceLook);
-    if (!absl::IsDeadlineExceeded(s) || work->Test()) break;
+    if (!absl::IsDeadlineExceeded(s)) break;
+    if (work->Test()) {
+      // Done between the look's deadline and now: its own status, not the
+      // look's "still running".
+      s = work->Wait(absl::ZeroDuration());
+      break;
+    }
     if (health == nullptr) continue;
     const absl::Time now = absl::Now();
     if (all_in == absl::InfiniteFuture() && health->AllIssued(op)) all_in = now;
