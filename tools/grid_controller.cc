@@ -64,6 +64,7 @@ constexpr char kUsage[] =
     "measured, else the topology's link latencies), within the switches' memory and,\n"
     "for P4, 511 slots (docs/worker.md, \"Frame width and pool\"). --elements=64\n"
     "--slots=256 are the paper's Tofino frames.\n"
+    "--switch=p4runtime takes HOST:PORT[/DEVICE] per switch in node order, or NAME=HOST:PORT.\n"
     "--delete-job takes jobs off P4Runtime switches and clears their registers by committing\n"
     "the program again, refused where a switch holds a job not named (docs/deploy.md).\n"
     "--memif-queues=N gives every memif link N queue pairs: each grid-switch runs N pipeline\n"

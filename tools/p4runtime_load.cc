@@ -1,5 +1,6 @@
 #include "tools/p4runtime_load.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -63,30 +64,62 @@ absl::StatusOr<std::unique_ptr<LoadedProgram>> LoadProgram(const P4RuntimeOption
   return out;
 }
 
+// Each switch's address, by name: the list is either NAME=ADDR for every
+// switch, in any order, or ADDR alone for each, in node order.
+absl::StatusOr<std::map<std::string, std::string>> AddressesByName(
+    const std::map<topology::NodeId, sw::SwitchConfig>& switches,
+    const std::vector<std::string>& addresses) {
+  std::vector<std::string> names;
+  for (const auto& [node, config] : switches) names.push_back(config.name);
+  std::map<std::string, std::string> out;
+  const bool by_name = !addresses.empty() && addresses[0].find('=') != std::string::npos;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const size_t eq = addresses[i].find('=');
+    if ((eq != std::string::npos) != by_name) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--switch=p4runtime: %s: give NAME=ADDR for every switch or ADDR alone for each, "
+          "not both",
+          addresses[i]));
+    }
+    const std::string name = by_name            ? addresses[i].substr(0, eq)
+                             : i < names.size() ? names[i]
+                                                : "";
+    if (by_name && std::find(names.begin(), names.end(), name) == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--switch=p4runtime: the plan has no switch %s (it has %s)", name,
+                          absl::StrJoin(names, ", ")));
+    }
+    if (!out.emplace(name, by_name ? addresses[i].substr(eq + 1) : addresses[i]).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--switch=p4runtime: switch %s given twice", name));
+    }
+  }
+  if (out.size() != names.size() || addresses.size() != names.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--switch=p4runtime: %d addresses for %d switches (%s, in this order, or NAME=ADDR)",
+        addresses.size(), names.size(), absl::StrJoin(names, ", ")));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> LoadP4Runtime(
     const std::map<topology::NodeId, sw::SwitchConfig>& switches, uint16_t job_id,
     const P4RuntimeOptions& options) {
-  if (options.addresses.size() != switches.size()) {
-    std::vector<std::string> names;
-    for (const auto& [node, config] : switches) names.push_back(config.name);
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--switch=p4runtime: %d addresses for %d switches (%s, in this order)",
-                        options.addresses.size(), switches.size(), absl::StrJoin(names, ", ")));
-  }
+  auto addresses = AddressesByName(switches, options.addresses);
+  if (!addresses.ok()) return addresses.status();
   auto program = LoadProgram(options);
   if (!program.ok()) return program.status();
   // Every switch's entities before any is connected to: a program without
   // what they need is refused before anything is touched.
   std::vector<p4rt::SwitchJob> jobs;
-  size_t i = 0;
   for (const auto& [node, config] : switches) {
     auto entries = sw::ConfigToP4Entries(config);
     if (!entries.ok()) return entries.status();
     auto want = p4rt::EntriesToEntities(*entries, (*program)->info, "switch " + config.name);
     if (!want.ok()) return want.status();
-    auto target = Target(config.name, options.addresses[i++], options);
+    auto target = Target(config.name, addresses->at(config.name), options);
     if (!target.ok()) return target.status();
     jobs.push_back({*std::move(target), *std::move(want)});
   }
@@ -99,8 +132,12 @@ absl::StatusOr<std::vector<std::string>> DeleteP4RuntimeJobs(const std::set<uint
   if (!program.ok()) return program.status();
   std::vector<p4rt::SwitchTarget> targets;
   for (const std::string& address : options.addresses) {
-    // Without a plan the switches have no names: by their place in the list.
-    auto target = Target(std::to_string(targets.size() + 1), address, options);
+    // Without a plan a switch is named as the list names it (NAME=ADDR),
+    // else by its place in the list.
+    const size_t eq = address.find('=');
+    auto target = eq == std::string::npos
+                      ? Target(std::to_string(targets.size() + 1), address, options)
+                      : Target(address.substr(0, eq), address.substr(eq + 1), options);
     if (!target.ok()) return target.status();
     targets.push_back(*std::move(target));
   }

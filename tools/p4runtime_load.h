@@ -22,8 +22,9 @@
 namespace grid::tools {
 
 struct P4RuntimeOptions {
-  // HOST:PORT[/DEVICE] per switch, in node order; DEVICE is the P4Runtime
-  // device id (0 when left out; BMv2's --device-id).
+  // HOST:PORT[/DEVICE] per switch, in node order, or NAME=HOST:PORT[/DEVICE]
+  // for each switch in any order; DEVICE is the P4Runtime device id (0 when
+  // left out; BMv2's --device-id).
   std::vector<std::string> addresses;
   std::string p4info;         // the program's P4Info (text format), a path
   std::string device_config;  // the target's program (BMv2: its JSON), a path

@@ -2,7 +2,8 @@
 # grid-controller --switch=p4runtime: the testbed's three switches, each a
 # simple_switch_grpc of its own with no program yet, programmed through
 # P4Runtime (pipeline, entries, read-back) for an 8-worker grid plan; the
-# same publication again, which writes nothing; --delete-job, refused while
+# same publication again, by position and by name, which writes nothing; a
+# name the plan lacks, refused; --delete-job, refused while
 # a second job shares the switches and taking them back to no entry once it
 # is the only one; a publication with a switch down, which touches none; and
 # one address too few, refused. Exit 77 (skipped) without the P4 toolchain or
@@ -44,6 +45,15 @@ switches=--switch=p4runtime:"$(IFS=,; echo "${addresses[*]}")"
 "${controller[@]}" "$switches" > "$work/again.log" 2>&1 || fail "publishing again: $(cat "$work/again.log")"
 [ "$(grep -c "program already there; inserted 0, modified 0, deleted 0" "$work/again.log")" = 3 ] ||
   fail "publishing the same job again wrote something: $(cat "$work/again.log")"
+# The same by name, in another order: each address reaches its own switch.
+"${controller[@]}" --switch=p4runtime:"S3=${addresses[2]},S1=${addresses[0]},S2=${addresses[1]}" \
+  > "$work/named.log" 2>&1 || fail "publishing by name: $(cat "$work/named.log")"
+[ "$(grep -c "inserted 0, modified 0, deleted 0" "$work/named.log")" = 3 ] ||
+  fail "publishing by name wrote something: $(cat "$work/named.log")"
+"${controller[@]}" --switch=p4runtime:"S1=${addresses[0]},S2=${addresses[1]},S9=${addresses[2]}" \
+  > "$work/unknown.log" 2>&1 && fail "a switch the plan does not have was taken"
+grep -q "the plan has no switch S9 (it has S1, S2, S3)" "$work/unknown.log" ||
+  fail "$(cat "$work/unknown.log")"
 # A second job beside it (its own slots), then job 7's deletion: refused.
 "${controller[@]}" "$switches" --job-id=8 --slot-base=64 > "$work/job8.log" 2>&1 ||
   fail "job 8 beside job 7: $(cat "$work/job8.log")"
