@@ -71,8 +71,14 @@ absl::StatusOr<std::map<std::string, std::string>> AddressesByName(
     const std::vector<std::string>& addresses) {
   std::vector<std::string> names;
   for (const auto& [node, config] : switches) names.push_back(config.name);
+  const auto miscount = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--switch=p4runtime: %d addresses for %d switches (%s, in this order, or NAME=ADDR)",
+        addresses.size(), names.size(), absl::StrJoin(names, ", ")));
+  };
   std::map<std::string, std::string> out;
   const bool by_name = !addresses.empty() && addresses[0].find('=') != std::string::npos;
+  if (!by_name && addresses.size() != names.size()) return miscount();
   for (size_t i = 0; i < addresses.size(); ++i) {
     const size_t eq = addresses[i].find('=');
     if ((eq != std::string::npos) != by_name) {
@@ -81,9 +87,7 @@ absl::StatusOr<std::map<std::string, std::string>> AddressesByName(
           "not both",
           addresses[i]));
     }
-    const std::string name = by_name            ? addresses[i].substr(0, eq)
-                             : i < names.size() ? names[i]
-                                                : "";
+    const std::string name = by_name ? addresses[i].substr(0, eq) : names[i];
     if (by_name && std::find(names.begin(), names.end(), name) == names.end()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--switch=p4runtime: the plan has no switch %s (it has %s)", name,
@@ -94,11 +98,7 @@ absl::StatusOr<std::map<std::string, std::string>> AddressesByName(
           absl::StrFormat("--switch=p4runtime: switch %s given twice", name));
     }
   }
-  if (out.size() != names.size() || addresses.size() != names.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--switch=p4runtime: %d addresses for %d switches (%s, in this order, or NAME=ADDR)",
-        addresses.size(), names.size(), absl::StrJoin(names, ", ")));
-  }
+  if (out.size() != names.size()) return miscount();
   return out;
 }
 
