@@ -29,10 +29,9 @@ struct Found {
   Holding held;               // what it holds (nothing when it runs no program)
 };
 
-// Connects to every switch as primary and reads what it holds, writing
-// nothing: every reason to stop comes before the first write.
-absl::StatusOr<std::vector<Found>> Survey(const std::vector<SwitchTarget>& targets,
-                                          const Program& program) {
+// Survey's work, its errors without the caller's ending.
+absl::StatusOr<std::vector<Found>> SurveyAll(const std::vector<SwitchTarget>& targets,
+                                             const Program& program) {
   std::vector<Found> out;
   for (const SwitchTarget& t : targets) {
     Found f;
@@ -64,6 +63,17 @@ absl::StatusOr<std::vector<Found>> Survey(const std::vector<SwitchTarget>& targe
     out.push_back(std::move(f));
   }
   return out;
+}
+
+// Connects to every switch as primary and reads what it holds, writing
+// nothing: every reason to stop comes before the first write, and its error
+// ends with `untouched` (what that means for the caller's operation).
+absl::StatusOr<std::vector<Found>> Survey(const std::vector<SwitchTarget>& targets,
+                                          const Program& program, const char* untouched) {
+  auto found = SurveyAll(targets, program);
+  if (found.ok()) return found;
+  return absl::Status(found.status().code(),
+                      absl::StrFormat("%s (%s)", found.status().message(), untouched));
 }
 
 // "inserted 21, modified 6, deleted 0: 21 entries, 6 default actions, ...".
@@ -156,33 +166,30 @@ absl::StatusOr<std::vector<std::string>> PublishJob(const std::vector<SwitchJob>
   const P4InfoIndex& info = *program.info;
   std::vector<SwitchTarget> targets;
   for (const SwitchJob& s : switches) targets.push_back(s.target);
-  auto found = Survey(targets, program);
-  if (!found.ok()) {
-    return absl::Status(found.status().code(),
-                        absl::StrCat(found.status().message(), " (nothing written to any switch)"));
-  }
+  auto found = Survey(targets, program, "nothing written to any switch");
+  if (!found.ok()) return found.status();
   std::vector<Written> written;
   std::vector<std::string> lines;
   for (size_t i = 0; i < switches.size(); ++i) {
     P4RuntimeSwitch& sw = *(*found)[i].sw;
     absl::Status st = [&]() -> absl::Status {
-      Holding before = (*found)[i].held;
       const bool commit = !(*found)[i].runs_program;
       if (commit) {
         if (absl::Status s = sw.SetPipeline(info, program.device_config, program.cookie); !s.ok()) {
           return s;
         }
-        written.push_back({i, {}, true, {}});  // the error must mention it from here on
-        auto read = sw.ReadAll(info);          // the program's default actions
-        if (!read.ok()) return read.status();
-        before = HoldingOf(*read);
-      } else {
-        written.push_back({i, before, false, {}});
       }
-      // Recorded before the write: a refused write may have taken part.
-      written.back().before = before;
-      written.back().updates = PublishUpdates(before, switches[i].want, job, info);
-      const std::vector<p4::v1::Update>& updates = written.back().updates;
+      // Recorded before anything else: the error must mention the switch
+      // from the commit on, and a refused write may have taken part.
+      Written& w = written.emplace_back(Written{i, (*found)[i].held, commit, {}});
+      if (commit) {
+        auto read = sw.ReadAll(info);  // the program's default actions
+        if (!read.ok()) return read.status();
+        w.before = HoldingOf(*read);
+      }
+      w.updates = PublishUpdates(w.before, switches[i].want, job, info);
+      const Holding& before = w.before;
+      const std::vector<p4::v1::Update>& updates = w.updates;
       if (absl::Status s = WriteInOrder(sw, updates, info); !s.ok()) return s;
       if (absl::Status s = Check(sw, Apply(before, updates), info); !s.ok()) return s;
       lines.push_back(absl::StrFormat("%s: %s; %s; read back equal", Who(sw.target()),
@@ -207,11 +214,8 @@ absl::StatusOr<std::vector<std::string>> DeleteJobs(const std::vector<SwitchTarg
                                                     const std::set<uint32_t>& jobs) {
   const P4InfoIndex& info = *program.info;
   const std::string named = absl::StrJoin(jobs, ", ");
-  auto found = Survey(switches, program);
-  if (!found.ok()) {
-    return absl::Status(found.status().code(),
-                        absl::StrCat(found.status().message(), " (nothing deleted anywhere)"));
-  }
+  auto found = Survey(switches, program, "nothing deleted anywhere");
+  if (!found.ok()) return found.status();
   // Every switch's other jobs first, so the flag suggested takes them all.
   std::set<uint32_t> others;
   std::vector<std::string> holders;
