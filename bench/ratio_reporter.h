@@ -14,6 +14,17 @@
 
 namespace grid::bench {
 
+// Whether a run has no figures: Google Benchmark 1.7 (Debian 12) says so
+// with error_occurred, 1.8 and later (Debian 13 has 1.9) with skipped.
+template <typename R>
+bool Failed(const R& run) {
+  if constexpr (requires { run.error_occurred; }) {
+    return run.error_occurred;
+  } else {
+    return run.skipped != decltype(run.skipped){};  // NotSkipped is 0
+  }
+}
+
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   // kRate compares bytes_per_second (higher is better); kTime compares real
@@ -26,7 +37,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.error_occurred) {
+      if (Failed(run)) {
         ++errors_;
         continue;
       }

@@ -101,13 +101,27 @@ else()
   if(NOT _grid_torch_py EQUAL 0)
     set(_grid_torch_why "${GRID_TORCH_PYTHON} cannot import torch.distributed with Gloo (apt-get install python3-torch)")
   else()
-    find_package(Torch CONFIG QUIET)
+    # Where the Python keeps torch's CMake package: under /usr for Debian's
+    # libtorch-dev, inside the Python package for a torch installed with pip.
+    execute_process(COMMAND ${GRID_TORCH_PYTHON} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+                    OUTPUT_VARIABLE _grid_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    find_package(Torch CONFIG QUIET HINTS ${_grid_torch_prefix})
     set(Python_EXECUTABLE ${GRID_TORCH_PYTHON})
     find_package(Python COMPONENTS Interpreter Development.Module QUIET)
-    set(PYBIND11_FINDPYTHON ON)
-    find_package(pybind11 CONFIG QUIET)
-    find_library(GRID_TORCH_PYTHON_LIB torch_python)
-    if(NOT Torch_FOUND OR NOT pybind11_FOUND OR NOT Python_Development.Module_FOUND OR NOT GRID_TORCH_PYTHON_LIB)
+    # The extension must use the pybind11 torch was built with (its types
+    # are torch's base classes): the copy a pip torch bundles in its
+    # include directory, or Debian's pybind11-dev that Debian's torch uses.
+    set(GRID_TORCH_PYBIND11 "")
+    if(Torch_FOUND AND EXISTS "${TORCH_INSTALL_PREFIX}/include/pybind11/pybind11.h")
+      set(GRID_TORCH_PYBIND11 "${TORCH_INSTALL_PREFIX}/include")
+    else()
+      find_package(pybind11 CONFIG QUIET)
+      if(pybind11_FOUND)
+        set(GRID_TORCH_PYBIND11 "${pybind11_INCLUDE_DIRS}")
+      endif()
+    endif()
+    find_library(GRID_TORCH_PYTHON_LIB torch_python HINTS "${TORCH_INSTALL_PREFIX}/lib")
+    if(NOT Torch_FOUND OR NOT GRID_TORCH_PYBIND11 OR NOT Python_Development.Module_FOUND OR NOT GRID_TORCH_PYTHON_LIB)
       set(_grid_torch_why "libtorch-dev, pybind11-dev or python3-dev missing")
     else()
       set(GRID_HAVE_TORCH ON)

@@ -17,6 +17,17 @@ scripts/torch_ddp_netns.sh on shaped links where the network binds.
 --model=cnn trains a small convolutional network with BatchNorm instead of
 the MLP: DDP then also broadcasts the BatchNorm buffers from rank 0 before
 every forward pass (through the grid backend's Gloo fallback).
+--no-sync=K runs K micro-batches per step, the first K-1 under DDP's
+no_sync() (gradients accumulate locally, one allreduce per step).
+--unused gives the model two heads used on alternate steps, so DDP runs
+with find_unused_parameters=True and each step reduces a head's zero
+gradients along with the rest.
+--activation=silu makes the hidden layers smooth: with ReLU, a difference
+in the last bit of one gradient can move an activation across the kink and
+the parameters by 1e-5 (docs/torch.md, "How close to Gloo"), so two correct
+allreduces need not agree that closely.
+--compile runs the DDP model through torch.compile, --fsdp trains with
+FullyShardedDataParallel on the CPU instead of DDP (both torch 2.x).
 --time-comm allreduces through a DDP communication hook that does what
 DDP's default does (divide by the world size, allreduce) and times each
 bucket's allreduce, from the hook's call to its future's completion; the
@@ -28,6 +39,7 @@ import argparse
 import datetime
 import json
 import os
+import sys
 import time
 
 import torch
@@ -59,6 +71,20 @@ def covered(intervals):
     return total
 
 
+class TwoHeads(nn.Module):
+    """A body and two heads, head 0 on even steps and head 1 on odd ones:
+    the head not used leaves its parameters out of the step's graph."""
+
+    def __init__(self, body, head):
+        super().__init__()
+        self.body = body
+        self.heads = nn.ModuleList([nn.Linear(*head), nn.Linear(*head)])
+        self.step = 0
+
+    def forward(self, x):
+        return self.heads[self.step % 2](self.body(x))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--backend", choices=["grid", "gloo"], required=True)
@@ -73,10 +99,22 @@ def main():
                    help="cnn: the first layer's channels (each later layer doubles them)")
     p.add_argument("--lr", type=float,
                    help="SGD's learning rate (momentum 0.9): 0.05 for the mlp, 0.01 for the cnn")
+    p.add_argument("--activation", choices=["relu", "silu"], default="relu",
+                   help="the hidden layers' activation")
+    p.add_argument("--no-sync", type=int, default=1, metavar="K",
+                   help="micro-batches per step, all but the last under no_sync()")
+    p.add_argument("--unused", action="store_true",
+                   help="two heads on alternate steps, find_unused_parameters=True")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (torch 2.x)")
+    p.add_argument("--fsdp", nargs="?", const="full_shard", choices=["full_shard", "no_shard"],
+                   help="FullyShardedDataParallel on the CPU instead of DDP (torch 2.x), "
+                        "sharded (the default) or not")
     p.add_argument("--time-comm", action="store_true",
                    help="time each bucket's allreduce through a comm hook")
     p.add_argument("--tx-interface", help="count the bytes this interface sends per step")
     a = p.parse_args()
+    if a.fsdp and (a.time_comm or a.unused):
+        p.error("--fsdp: --time-comm and --unused are DDP's")
 
     if a.backend == "grid":
         import grid_torch  # noqa: F401  (registers the backend)
@@ -84,10 +122,12 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.set_num_threads(1)
 
+    act = {"relu": nn.ReLU, "silu": nn.SiLU}[a.activation]
     torch.manual_seed(a.seed)  # the same initial model on every rank and backend
     if a.model == "mlp":
-        model = nn.Sequential(nn.Linear(64, a.hidden), nn.ReLU(), nn.Linear(a.hidden, a.hidden),
-                              nn.ReLU(), nn.Linear(a.hidden, 10))
+        body = nn.Sequential(nn.Linear(64, a.hidden), act(), nn.Linear(a.hidden, a.hidden),
+                             act())
+        head = (a.hidden, 10)
         shape = (64,)
     else:
         # 3x16x16 inputs; the three later layers halve the image and double
@@ -96,12 +136,26 @@ def main():
         layers, width = [], 3
         for out, stride in ((c, 1), (2 * c, 2), (4 * c, 2), (8 * c, 2)):
             layers += [nn.Conv2d(width, out, 3, stride=stride, padding=1, bias=False),
-                       nn.BatchNorm2d(out), nn.ReLU()]
+                       nn.BatchNorm2d(out), act()]
             width = out
-        model = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                              nn.Linear(width, 10))
+        body = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        head = (width, 10)
         shape = (3, 16, 16)
-    ddp = DDP(model)
+    model = TwoHeads(body, head) if a.unused else nn.Sequential(body, nn.Linear(*head))
+    if a.fsdp:
+        # Sharded, its gradients go out through reduce_scatter and its
+        # parameters come back through all_gather: with the grid backend both
+        # run on the Gloo fallback. Not sharded, its gradients are allreduced,
+        # through GRID (docs/torch.md).
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        from torch.distributed.fsdp import ShardingStrategy
+        ddp = FSDP(model, device_id=torch.device("cpu"),
+                   sharding_strategy=ShardingStrategy[a.fsdp.upper()])
+    else:
+        ddp = DDP(model, find_unused_parameters=a.unused)
+    # The compiled module runs the steps; no_sync() and the comm hook belong
+    # to the wrapper itself.
+    net = torch.compile(ddp) if a.compile else ddp
     intervals = []  # (start, end) of each bucket's allreduce
     if a.time_comm:
         def timed_allreduce(_, bucket):
@@ -133,13 +187,20 @@ def main():
     for step in range(a.steps):
         if step == warmup and a.tx_interface:
             sent0 = tx_bytes(a.tx_interface)
-        x = torch.randn(a.batch, *shape, generator=data)
-        y = ((x if a.model == "mlp" else x.mean(dim=(2, 3))) @ teacher).argmax(dim=1)
+        if a.unused:
+            model.step = step
         t0 = time.perf_counter()
         intervals.clear()
         opt.zero_grad()
-        loss = loss_fn(ddp(x), y)
-        loss.backward()  # DDP allreduces the gradients here
+        for micro in range(a.no_sync):
+            x = torch.randn(a.batch, *shape, generator=data)
+            y = ((x if a.model == "mlp" else x.mean(dim=(2, 3))) @ teacher).argmax(dim=1)
+            if micro < a.no_sync - 1:
+                with ddp.no_sync():  # gradients accumulate here, no allreduce
+                    loss_fn(net(x), y).backward()
+            else:
+                loss = loss_fn(net(x), y)
+                loss.backward()  # DDP allreduces the accumulated gradients here
         opt.step()
         t1 = time.perf_counter()
         times.append(t1 - t0)
@@ -150,7 +211,11 @@ def main():
 
     # Every rank must hold the same parameters. (BatchNorm's statistics are
     # rank 0's from DDP's broadcast, then each rank's own last batch's.)
-    flat = torch.cat([q.detach().reshape(-1) for q in model.parameters()])
+    if a.fsdp:
+        with FSDP.summon_full_params(ddp):
+            flat = torch.cat([q.detach().reshape(-1) for q in ddp.parameters()])
+    else:
+        flat = torch.cat([q.detach().reshape(-1) for q in model.parameters()])
     # Held until the end: under torch 1.13, a tensor whose last reference is
     # Gloo's worker thread can deadlock the exit (docs/torch.md). Each rank
     # adds what its host sent per step.
@@ -166,7 +231,7 @@ def main():
           (f", communication {100 * comm_share:.0f}% of it" if a.time_comm else "") +
           f", models {'identical' if same else 'DIFFER'} across ranks", flush=True)
     if rank == 0 and a.out:
-        grad_bytes = 4 * sum(q.numel() for q in model.parameters())
+        grad_bytes = 4 * flat.numel()
         with open(a.out, "w") as f:
             json.dump({"backend": a.backend, "world": world, "model": a.model,
                        "losses": losses, "step_ms": step_ms,
@@ -177,11 +242,19 @@ def main():
                        # rank 0's BatchNorm statistics, from its last batch
                        "buffers": [x for b in model.buffers() if b.is_floating_point()
                                    for x in b.detach().reshape(-1).tolist()]}, f)
-    del ddp
-    dist.destroy_process_group()
-    del mine
     if not same:
         raise SystemExit(f"rank {rank}: the ranks' models differ")
+    if a.backend == "gloo" and int(torch.__version__.split(".")[0]) < 2:
+        # torch 1.13's DDP can deadlock dropping its ProcessGroupGloo: the
+        # reducer joins Gloo's worker threads holding the GIL while one of
+        # them frees a tensor that needs it (docs/torch.md). Keeping our own
+        # tensors alive does not cover DDP's buckets; leave without teardown.
+        print(f"rank {rank}: ok", flush=True)
+        sys.stderr.flush()
+        os._exit(0)
+    del net, ddp
+    dist.destroy_process_group()
+    del mine
     print(f"rank {rank}: ok", flush=True)
 
 

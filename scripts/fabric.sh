@@ -91,6 +91,15 @@ fabric_stop() {
   rmdir /var/run/dpdk/g[swr]"$fabric_job"-* /var/run/dpdk/gr"$fabric_job" 2>/dev/null
 }
 
+# Copies the logs under $work (the nodes', the ranks', torchrun's) to
+# $FABRIC_LOGS, where set (for traps).
+fabric_keep_logs() {
+  [ -n "${FABRIC_LOGS:-}" ] || return 0
+  mkdir -p "$FABRIC_LOGS"
+  (cd "$work" && find . -name '*.log' -exec cp --parents {} "$FABRIC_LOGS" \;) 2>/dev/null
+  return 0
+}
+
 # Kills whatever is left (for traps).
 fabric_kill() {
   local p
@@ -100,12 +109,13 @@ fabric_kill() {
 
 # For test scripts: a scratch directory $work, a random UDP base port $base
 # and job id $job, a trap that kills what is left and removes $work, and
-# fail MESSAGE (prints it and the tail of every log, exits 1).
+# fail MESSAGE (prints it and the tail of every log, exits 1). With
+# FABRIC_LOGS=DIR set, the logs under $work are copied there first.
 fabric_scratch() {
   work=$(mktemp -d)
   base=$((20000 + (RANDOM % 200) * 100))
   job=$((base % 1000 + 1))
-  trap 'fabric_kill; rm -rf "$work"' EXIT
+  trap 'fabric_kill; fabric_keep_logs; rm -rf "$work"' EXIT
   fail() { echo "FAIL: $*"; for f in "$work"/*.log; do echo "== $f"; tail -5 "$f"; done; exit 1; }
 }
 

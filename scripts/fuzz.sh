@@ -11,6 +11,7 @@
 #   scripts/fuzz.sh [MINUTES] [BUILD_DIR]     (MINUTES: 10, BUILD_DIR: build/asan)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/debian.sh  # debian_clang
 minutes=${1:-10}
 seconds=${FUZZ_SECONDS:-$((minutes * 60))}  # FUZZ_SECONDS: a quick try of the script
 build=${2:-build/asan}
@@ -22,7 +23,7 @@ fault_schedule_fuzz}"
 
 if [ ! -x "$build/tests/fuzz/grid_fuzz_seeds" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_C_COMPILER=clang-$debian_clang -DCMAKE_CXX_COMPILER=clang++-$debian_clang \
     -DGRID_SANITIZE=address,undefined -DGRID_FUZZ=ON
 fi
 cmake --build "$build" -j "$(nproc)" --target grid_fuzz_seeds "${fuzzers[@]}" || exit 1

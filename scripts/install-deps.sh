@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs, with apt, whatever the build, the tests and the demo need on Debian
-# 12 and is not installed yet. Idempotent: with everything present it only checks.
+# 12 (bookworm) or 13 (trixie) and is not installed yet. Idempotent: with
+# everything present it only checks.
 set -euo pipefail
+
+# The release's codename picks the few names that differ between the two.
+. "$(dirname "$0")/debian.sh"
+case $debian_codename in
+  bookworm | trixie | "") ;;
+  *) echo "install-deps: Debian '$debian_codename' is untried (12 bookworm and 13 trixie are); using trixie's names" >&2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  clang-14 libclang-rt-14-dev            # sanitizer and libFuzzer builds
+  clang-$debian_clang libclang-rt-$debian_clang-dev    # sanitizer and libFuzzer builds (scripts/test.sh)
   libdpdk-dev                            # transports, grid-switch
   libabsl-dev                            # Status, StatusOr, Span, strings
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -20,6 +28,7 @@ packages=(
   cpp                                    # the P4 compile tests preprocess with it
   python3                                # scripts/check_layering.py (CTest layering)
   python3-torch libtorch-dev pybind11-dev python3-dev  # the PyTorch backend (bindings/torch)
+  python3-setuptools                     # torch.compile's C++ code generation (torch 2.x tests)
   libgloo-dev                            # Gloo's ring beside GRID in bench/allreduce_perf
   libopenmpi-dev openmpi-bin             # MPI_Allreduce beside GRID (scripts/netns_perf.sh)
   libns3-dev                             # grid-ns3, the packet-level simulator (sim/)
@@ -29,9 +38,10 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # the P4Runtime client (p4runtime/)
 )
 # The P4 toolchain, where it is at hand (../shared/p4tools, or P4TOOLS=DIR):
-# the Debian runtime packages its p4c and BMv2 binaries need.
+# the Debian runtime packages its p4c and BMv2 binaries need. They were built
+# on Debian 12 and name its packages, so other releases leave them out.
 p4tools=${P4TOOLS:-$(dirname "$0")/../../shared/p4tools}
-if [ -f "$p4tools/bmv2-runtime-packages.txt" ]; then
+if [ -f "$p4tools/bmv2-runtime-packages.txt" ] && [ "$debian_codename" = bookworm ]; then
   mapfile -t p4_packages < <(grep -v '^\s*$' "$p4tools/bmv2-runtime-packages.txt")
   packages+=("${p4_packages[@]}")
 fi

@@ -7,13 +7,14 @@
 # GRID_WERROR=ON (as CI sets it) makes warnings in GRID's own code errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/debian.sh  # debian_clang
 jobs=$(nproc)
 
 scripts/install-deps.sh
 
 if [ "${1:-}" != "--quick" ]; then
   cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_C_COMPILER=clang-$debian_clang -DCMAKE_CXX_COMPILER=clang++-$debian_clang \
     -DGRID_SANITIZE=address,undefined -DGRID_FUZZ=ON -DGRID_WERROR="${GRID_WERROR:-OFF}"
   cmake --build build/asan -j "$jobs"
   ctest --test-dir build/asan --output-on-failure -j "$jobs" -LE soak

@@ -13,9 +13,10 @@
 #   scripts/tsan.sh [CTEST_ARGS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/debian.sh  # debian_clang
 build=build/tsan
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DGRID_SANITIZE=thread
+  -DCMAKE_C_COMPILER=clang-$debian_clang -DCMAKE_CXX_COMPILER=clang++-$debian_clang -DGRID_SANITIZE=thread
 cmake --build "$build" -j "$(nproc)" --target allreduce_test threads_test transport_test \
   bootstrap_test store_test engine_test failures_test two_jobs_test adversarial_test planner_test \
   node_test grid-switch memif_peer

@@ -88,7 +88,8 @@ void SimRank::Poll() {
   // The loss scan runs every scan interval while an operation runs, as the
   // progress thread's WaitReadable(scan_interval) makes it.
   const absl::Time at = now + options_.scan_interval;
-  if (timer_.IsRunning() && timer_at_ <= at) return;
+  // Pending: !IsExpired(), as IsRunning() is deprecated from ns-3 3.42.
+  if (!timer_.IsExpired() && timer_at_ <= at) return;
   timer_.Cancel();
   timer_at_ = at;
   timer_ = ns3::Simulator::Schedule(ToNs3(options_.scan_interval), [this] { Wake(); });

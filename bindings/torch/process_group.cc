@@ -4,7 +4,6 @@
 #include <ATen/core/ivalue.h>
 #include <Python.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/utils/tensor_dtypes.h>
 
 #include <cstdlib>
 #include <exception>
@@ -62,6 +61,31 @@ struct ProcessGroupGrid::Pending {
 
 namespace {
 
+// The dtype as Python names it (torch.float64 is "float64"). torch's own
+// table (torch::utils::getDtypeNames) is not exported from every build.
+std::string DtypeName(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble:
+      return "float64";
+    case at::kLong:
+      return "int64";
+    case at::kShort:
+      return "int16";
+    case at::kChar:
+      return "int8";
+    case at::kByte:
+      return "uint8";
+    case at::kBool:
+      return "bool";
+    case at::kComplexFloat:
+      return "complex64";
+    case at::kComplexDouble:
+      return "complex128";
+    default:
+      return c10::toString(t);
+  }
+}
+
 absl::StatusOr<DataType> GridType(at::ScalarType t) {
   switch (t) {
     case at::kFloat:
@@ -76,7 +100,7 @@ absl::StatusOr<DataType> GridType(at::ScalarType t) {
       return absl::InvalidArgumentError(
           absl::StrFormat("dtype %s is not supported: the switches add float32, bfloat16, "
                           "float16 and int32",
-                          torch::utils::getDtypeNames(t).first));
+                          DtypeName(t)));
   }
 }
 
@@ -150,8 +174,8 @@ absl::StatusOr<CommunicatorOptions> GridOptions(const c10::intrusive_ptr<c10d::S
 
 ProcessGroupGrid::ProcessGroupGrid(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                    std::chrono::milliseconds timeout,
-                                   c10::intrusive_ptr<c10d::ProcessGroup> fallback)
-    : c10d::ProcessGroup(rank, size), timeout_(timeout), fallback_(std::move(fallback)) {
+                                   c10::intrusive_ptr<BackendBase> fallback)
+    : VersionedBackend(rank, size, std::move(fallback)), timeout_(timeout) {
   TORCH_CHECK(fallback_, Prefix(rank), "no fallback process group");
   auto options = GridOptions(store, rank, size);
   if (!options.ok()) throw std::runtime_error(Prefix(rank) + options.status().ToString());
@@ -332,23 +356,6 @@ void ProcessGroupGrid::WaitLoop() {
           std::runtime_error(Prefix(rank_) + p->what + ": " + status.ToString()));
     }
     p->work->End(error);
-  }
-}
-
-template <typename F>
-auto ProcessGroupGrid::Forward(const char* op, F&& f) -> decltype(f()) {
-  const auto again = [&](const char* why) {
-    return std::runtime_error(absl::StrFormat(
-        "%s%s goes to the Gloo fallback (only allreduce runs on GRID; docs/torch.md), which "
-        "failed: %s",
-        Prefix(rank_), op, why));
-  };
-  try {
-    return f();
-  } catch (const c10::Error& e) {
-    throw again(e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    throw again(e.what());
   }
 }
 

@@ -5,7 +5,8 @@
 // collective goes to `fallback`, a Gloo process group on the same store, so
 // DDP's broadcast and allgather, barriers and point-to-point work unchanged.
 // An allreduce GRID cannot do raises; it never falls back, so a measurement
-// of GRID is never silently one of Gloo.
+// of GRID is never silently one of Gloo. One source for torch 1.13 and 2.x:
+// what differs lives in torch_compat.h.
 #ifndef GRID_BINDINGS_TORCH_PROCESS_GROUP_H_
 #define GRID_BINDINGS_TORCH_PROCESS_GROUP_H_
 
@@ -18,25 +19,24 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "grid/communicator.h"
+#include "torch_compat.h"
 
 namespace grid::torch_backend {
 
 class GridWork;
 
-class ProcessGroupGrid final : public c10d::ProcessGroup {
+class ProcessGroupGrid final : public VersionedBackend {
  public:
   // Joins the job: the communicator's options come from the environment as
   // for Communicator::FromEnvironment, its rank and size from torch, and its
   // rendezvous from `store` (docs/torch.md). Throws c10::Error naming the
   // rank on failure.
   ProcessGroupGrid(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                   std::chrono::milliseconds timeout,
-                   c10::intrusive_ptr<c10d::ProcessGroup> fallback);
+                   std::chrono::milliseconds timeout, c10::intrusive_ptr<BackendBase> fallback);
   ~ProcessGroupGrid() override;
 
   const std::string getBackendName() const override { return "grid"; }
@@ -92,23 +92,17 @@ class ProcessGroupGrid final : public c10d::ProcessGroup {
 
   // The communicator's counters (grid::CommunicatorStats), by name.
   std::map<std::string, double> Stats() const;
-  const c10::intrusive_ptr<c10d::ProcessGroup>& fallback() const { return fallback_; }
 
  private:
   struct Pending;
   c10::intrusive_ptr<c10d::Work> AllReduceOnGrid(const char* op, std::vector<at::Tensor>& tensors,
                                                  c10d::ReduceOp reduce_op,
                                                  std::chrono::milliseconds timeout);
-  // Calls `f` on the fallback; an error it raises is raised again naming
-  // this backend, the rank and `op`.
-  template <typename F>
-  auto Forward(const char* op, F&& f) -> decltype(f());
   void WaitLoop();
 
   std::chrono::milliseconds timeout_;
   // GRID_TIMEOUT_MS, which wins over torch's timeouts where set.
   std::optional<absl::Duration> env_timeout_;
-  c10::intrusive_ptr<c10d::ProcessGroup> fallback_;
   std::unique_ptr<Communicator> comm_;
 
   // Operations in submission order, ended by the waiter thread.

@@ -169,6 +169,7 @@ class DpdkTransport final : public Transport {
         if (dst == nullptr) break;
         build(done + built, {reinterpret_cast<uint8_t*>(dst), bytes});
       }
+      // Never an empty burst: DPDK 24.11's memif reads the first mbuf of any.
       const uint16_t sent = built == 0 ? 0 : rte_eth_tx_burst(port_, NextTxQueue(), m, built);
       for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
       any += sent;
@@ -380,8 +381,10 @@ absl::StatusOr<std::unique_ptr<Transport>> OpenDpdk(std::string_view spec) {
   }
   auto pool = StartPort(port, queues);
   if (!pool.ok()) return fail(std::string(pool.status().message()));
+  // Only for the driver's name in what Describe() says: "?" where the
+  // port cannot say.
   rte_eth_dev_info info{};
-  rte_eth_dev_info_get(port, &info);
+  if (rte_eth_dev_info_get(port, &info) != 0) info.driver_name = nullptr;
   // rte_eal_init may have permuted argv: parse the spec's own copy.
   std::vector<char*> eal_args;
   for (std::string& s : parsed->eal) eal_args.push_back(s.data());

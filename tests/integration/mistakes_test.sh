@@ -120,9 +120,9 @@ t=$(now)
 ranks --iterations=1 --count=4096 --types=int32
 expect_ranks "a rerun after a long run" 5 "drops this run's chunks as stale" $(($(now) - t))
 
-# 6b. The same under torchrun, with torch's default timeout (30 min), where
-# the build has the PyTorch backend (PYTHON_DIR): init_process_group's
-# fence raises. Timed from init_process_group, not from Python's start.
+# 6b. The same for torch's ranks (under torchrun: scripts/torch_ranks.sh),
+# with torch's default timeout (30 min), where the build has the PyTorch
+# backend (PYTHON_DIR): init_process_group's fence raises. Timed from init_process_group, not from Python's start.
 if [ -n "$pydir" ]; then
   cat > "$fab/rerun.py" <<'PY'
 import os, sys, time
@@ -136,14 +136,13 @@ except Exception as e:
           'ms:', e, flush=True)
     sys.exit(1)
 PY
-  PYTHONPATH="$pydir${PYTHONPATH:+:$PYTHONPATH}" GRID_STORE=file:"$fab/store" OMP_NUM_THREADS=1 \
-    "${GRID_TORCH_PYTHON:-/usr/bin/python3}" -m torch.distributed.run --nproc_per_node=4 \
-    --master_addr=127.0.0.1 --master_port=$((base + 99)) --tee=1 --redirects=2 \
-    --log_dir="$fab/torchrun" "$fab/rerun.py" > "$fab/torch.log" 2>&1
+  . scripts/torch_ranks.sh
+  PYTHONPATH="$pydir${PYTHONPATH:+:$PYTHONPATH}" GRID_STORE=file:"$fab/store" TORCH_RANKS_TIMEOUT=60 \
+    torch_ranks "${GRID_TORCH_PYTHON:-/usr/bin/python3}" 4 $((base + 99)) "$fab/torch" "$fab/rerun.py"
   took=$(sed -n 's/.*ended after \([0-9]*\) ms.*/\1/p' "$fab/torch.log" | sort -n | tail -1)
   [ "$(grep -c "ended after" "$fab/torch.log")" = 4 ] ||
-    miss "torchrun: not every rank ended: $(tail -20 "$fab/torch.log")"
-  expect "a second torchrun after a long run" 5 "drops this run's chunks as stale" \
+    miss "torch ranks: not every rank ended: $(tail -20 "$fab/torch.log")"
+  expect "a second torch run after a long run" 5 "drops this run's chunks as stale" \
     "$fab/torch.log" "${took:-999999}"
 fi
 

@@ -2,16 +2,26 @@
 job started by torchrun (tests/torch/torch_test.sh): allreduce of every
 supported dtype, SUM and AVG, a list of tensors, async wait and futures,
 the Gloo fallback's broadcast, allgather and barrier, what must raise, and
-that GRID_TIMEOUT_MS wins over torch's timeout. Prints "rank R: ok" when every check held."""
+that GRID_TIMEOUT_MS wins over torch's timeout. Prints "rank R: ok" when every check held.
+
+The same file runs on torch 1.13 (Debian 12) and 2.x (Debian 13): where the
+two differ (what torch's Gloo can do, where a backend's store sits) the
+check says which torch it expects what of."""
 import datetime
 import os
 import sys
 import time
+import warnings
 
 import torch
 import torch.distributed as dist
 
-import grid_torch
+# Importing registers the backend: on torch 2.x that names its devices, so
+# torch has nothing to warn about.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import grid_torch
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 rank = int(os.environ["RANK"])
 world = int(os.environ["WORLD_SIZE"])
@@ -26,6 +36,10 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print(f"rank {rank}: FAILED {what}", flush=True)
+
+
+check(not caught, f"import grid_torch warned: {[str(w.message) for w in caught]}")
+check(grid_torch.backend().name() == "grid" if TORCH2 else True, "the backend's name")
 
 
 def ramp(n, dtype, scale=1.0):
@@ -112,15 +126,40 @@ check(torch.equal(z, torch.ones(100)) and torch.equal(v, torch.ones(300)), "refu
 t = torch.full((10,), 1.0)
 dist.all_reduce(t)
 check(torch.equal(t, torch.full((10,), float(world))), "after the refused calls")
-# An op neither GRID nor torch 1.13's Gloo has.
+# An op neither GRID nor torch's Gloo has (list all_to_all): raised where
+# Gloo raises it, naming the backend's fallback.
 check(raises(lambda: dist.all_to_all([torch.zeros(1)] * world, [torch.ones(1)] * world),
              f"rank {rank}", "alltoall", "Gloo"), "all_to_all raises")
+# all_to_all_single: Gloo's on both torches. Rank r sends j*10+r to rank j.
+out = torch.zeros(world)
+dist.all_to_all_single(out, torch.tensor([float(j * 10 + rank) for j in range(world)]))
+check(torch.equal(out, torch.tensor([float(rank * 10 + j) for j in range(world)])), "all_to_all_single")
+# What torch 2.x's Gloo added, through the fallback: results there, and on
+# 1.13 the fallback's error, naming it.
+gathered = torch.zeros(world * 2)
+into_tensor = lambda: dist.all_gather_into_tensor(gathered, torch.full((2,), float(rank)))
+scattered = torch.zeros(2)
+rs_input = torch.arange(world * 2, dtype=torch.float32) + rank
+reduce_scatter = lambda: dist.reduce_scatter_tensor(scattered, rs_input)
+if TORCH2:
+    into_tensor()
+    check(torch.equal(gathered, torch.arange(world).float().repeat_interleave(2)),
+          "all_gather_into_tensor")
+    reduce_scatter()
+    want = world * (torch.arange(2 * rank, 2 * rank + 2).float()) + sum(range(world))
+    check(torch.equal(scattered, want), f"reduce_scatter_tensor: {scattered} {want}")
+else:
+    check(raises(into_tensor, f"rank {rank}", "Gloo"), "all_gather_into_tensor raises (1.13)")
+    check(raises(reduce_scatter, f"rank {rank}", "Gloo"), "reduce_scatter_tensor raises (1.13)")
 check(raises(lambda: dist.new_group(), "only the default process group"), "subgroup raises")
 
-# GRID's ranks met through torch's store (the default group "0", then the
-# backend's prefix "grid"), not a store of their own: every rank's
-# heartbeat is there.
-ours = dist.PrefixStore("grid", dist.PrefixStore("0", dist.distributed_c10d._get_default_store()))
+# GRID's ranks met through torch's store, not a store of their own: every
+# rank's heartbeat is there, under the backend's prefix "grid" in the store
+# torch gives it (on 1.13 the default group's "0"; on 2.x the group's store
+# again prefixed with the device, "cpu/").
+group_store = dist.distributed_c10d._get_default_store()
+ours = dist.PrefixStore("grid", dist.PrefixStore("cpu/", group_store) if TORCH2
+                        else dist.PrefixStore("0", group_store))
 try:
     ours.wait([f"grid/heartbeat/{r}" for r in range(world)], datetime.timedelta(seconds=5))
     check(all(len(ours.get(f"grid/heartbeat/{r}")) > 0 for r in range(world)),

@@ -66,7 +66,9 @@ std::vector<std::string> Split(const std::string& s) {
   while (absl::Now() < until) {
     rte_mbuf* m[32];
     const uint16_t n = rte_eth_rx_burst(0, 0, m, 32);
-    const uint16_t sent = rte_eth_tx_burst(0, 0, m, n);
+    // Never an empty burst: DPDK 24.11's memif reads the first mbuf of
+    // any burst (as the library's transports never send one).
+    const uint16_t sent = n == 0 ? 0 : rte_eth_tx_burst(0, 0, m, n);
     for (uint16_t i = sent; i < n; ++i) rte_pktmbuf_free(m[i]);
     if (n == 0) absl::SleepFor(absl::Microseconds(100));
   }

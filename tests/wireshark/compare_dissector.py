@@ -67,7 +67,9 @@ def main():
             if text == "" or int(text, 0) != value:
                 problems.append(f"frame {number}: {field} is {text!r}, the codec read {value}")
         for field, bit in FLAG_BITS.items():
-            if int(got[field] or -1) != int(bool(want["grid.flags"] & bit)):
+            # tshark before 4.2 prints a flag as 1/0, later as True/False.
+            flag = {"1": 1, "0": 0, "True": 1, "False": 0}.get(got[field], -1)
+            if flag != int(bool(want["grid.flags"] & bit)):
                 problems.append(f"frame {number}: {field} is {got[field]!r}, flags "
                                 f"0x{want['grid.flags']:02x}")
         if got["grid.element"] != elements:
