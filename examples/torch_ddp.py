@@ -26,6 +26,10 @@ gradients along with the rest.
 in the last bit of one gradient can move an activation across the kink and
 the parameters by 1e-5 (docs/torch.md, "How close to Gloo"), so two correct
 allreduces need not agree that closely.
+--fp16-hook registers DDP's fp16 compression hook: each bucket is cast to
+float16, divided by the world size and allreduced as float16.
+--fp16-hook=exact (gloo) does the same arithmetic with an exact sum, in
+float64 rounded once to float16: the reference for the hook's allreduce.
 --compile runs the DDP model through torch.compile, --fsdp trains with
 FullyShardedDataParallel on the CPU instead of DDP (both torch 2.x).
 --time-comm allreduces through a DDP communication hook that does what
@@ -109,12 +113,19 @@ def main():
     p.add_argument("--fsdp", nargs="?", const="full_shard", choices=["full_shard", "no_shard"],
                    help="FullyShardedDataParallel on the CPU instead of DDP (torch 2.x), "
                         "sharded (the default) or not")
+    p.add_argument("--fp16-hook", nargs="?", const="torch", choices=["torch", "exact"],
+                   help="DDP's fp16 compression hook: buckets travel as float16; 'exact' "
+                        "(gloo only) sums them in float64 and rounds once, the reference")
     p.add_argument("--time-comm", action="store_true",
                    help="time each bucket's allreduce through a comm hook")
     p.add_argument("--tx-interface", help="count the bytes this interface sends per step")
     a = p.parse_args()
-    if a.fsdp and (a.time_comm or a.unused):
-        p.error("--fsdp: --time-comm and --unused are DDP's")
+    if a.fsdp and (a.time_comm or a.unused or a.fp16_hook):
+        p.error("--fsdp: --time-comm, --unused and --fp16-hook are DDP's")
+    if a.time_comm and a.fp16_hook:
+        p.error("--time-comm and --fp16-hook are both communication hooks")
+    if a.fp16_hook == "exact" and a.backend != "gloo":
+        p.error("--fp16-hook=exact allreduces float64, which only gloo takes")
 
     if a.backend == "grid":
         import grid_torch  # noqa: F401  (registers the backend)
@@ -157,6 +168,22 @@ def main():
     # to the wrapper itself.
     net = torch.compile(ddp) if a.compile else ddp
     intervals = []  # (start, end) of each bucket's allreduce
+    if a.fp16_hook == "torch":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif a.fp16_hook == "exact":
+        # fp16_compress_hook's arithmetic with an exact sum: each rank's
+        # bucket cast to float16 and divided by the world size, the float16
+        # values summed in float64 and the sum rounded once to float16.
+        def exact_fp16(_, bucket):
+            buf = bucket.buffer()
+            wide = buf.to(torch.float16).div_(world).double()
+            dist.all_reduce(wide)
+            buf.copy_(wide.to(torch.float16))
+            fut = torch.futures.Future()
+            fut.set_result(buf)
+            return fut
+        ddp.register_comm_hook(None, exact_fp16)
     if a.time_comm:
         def timed_allreduce(_, bucket):
             t0 = time.perf_counter()
@@ -233,7 +260,8 @@ def main():
     if rank == 0 and a.out:
         grad_bytes = 4 * flat.numel()
         with open(a.out, "w") as f:
-            json.dump({"backend": a.backend, "world": world, "model": a.model,
+            label = a.backend + (f", fp16 hook ({a.fp16_hook})" if a.fp16_hook else "")
+            json.dump({"backend": a.backend, "label": label, "world": world, "model": a.model,
                        "losses": losses, "step_ms": step_ms,
                        "comm_share": comm_share if a.time_comm else None,
                        "host_bytes_per_step":

@@ -77,17 +77,22 @@ inside=$(cat <<EOF
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 cd /grid/src
+t=\$SECONDS
 scripts/install-deps.sh
 # ccache keeps the objects in the root: a later run on this machine
 # compiles only what changed, whatever the clone's file times.
 dpkg-query -W -f='\${Status}' ccache 2>/dev/null | grep -q 'ok installed' ||
   apt-get install -y -qq --no-install-recommends ccache > /dev/null
 export CCACHE_DIR=/grid/ccache
-echo "debian13: \$(gcc --version | head -1), \$(/usr/bin/python3 -c 'import torch; print("torch", torch.__version__)')"
+echo "debian13: packages in \$((SECONDS - t)) s; \$(gcc --version | head -1), \$(/usr/bin/python3 -c 'import torch; print("torch", torch.__version__)')"
+t=\$SECONDS
 cmake -S /grid/src -B /grid/build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DGRID_WERROR=$werror
 cmake --build /grid/build -j \$(nproc)
+echo "debian13: built in \$((SECONDS - t)) s"
+t=\$SECONDS
 ctest --test-dir /grid/build --output-on-failure -j \$(nproc) -LE soak $ctest_args
+echo "debian13: tests in \$((SECONDS - t)) s"
 EOF
 )
 

@@ -11,8 +11,8 @@
 #
 #   scripts/device_check.sh OUT [DEPS]
 #
-# DEPS: the Debian libraries GRID builds against (Abseil, Clp, nlohmann-json,
-# pybind11), gathered beforehand on a Debian machine by scripts/device_deps.sh
+# DEPS: the Debian libraries GRID builds against (Abseil, Clp, nlohmann-json),
+# gathered beforehand on a Debian machine by scripts/device_deps.sh
 # (default .device-deps, where present). A machine that has them installed
 # needs none. CUDA tensors are not checked: the backend serves the CPU.
 set -uo pipefail
@@ -46,8 +46,7 @@ command -v ninja > /dev/null || cmake_args[1]="Unix Makefiles"
 if [ -d "$deps/usr" ]; then
   d=$(cd "$deps" && pwd)
   lib=$d/usr/lib/x86_64-linux-gnu
-  cmake_args+=(-Dabsl_DIR="$lib/cmake/absl" -Dnlohmann_json_DIR="$d/usr/share/cmake/nlohmann_json"
-               -Dpybind11_DIR="$d/usr/lib/cmake/pybind11")
+  cmake_args+=(-Dabsl_DIR="$lib/cmake/absl" -Dnlohmann_json_DIR="$d/usr/share/cmake/nlohmann_json")
   # Clp is found through pkg-config; its .pc files say /usr, which the
   # sysroot makes DEPS/usr.
   export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$d

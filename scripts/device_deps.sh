@@ -2,9 +2,11 @@
 # Gathers, on a Debian machine, the libraries GRID builds against, for a
 # machine that has a compiler, CMake and a Python with torch but no package
 # manager and no network (a GPU machine lent for a check): the Debian
-# packages of Abseil, COIN-OR Clp (and what its libraries load), nlohmann-json
-# and pybind11, downloaded with apt and unpacked with dpkg -x into DIR.
-# scripts/device_check.sh DIR OUT builds against them there.
+# packages of Abseil, COIN-OR Clp (and what its libraries load) and
+# nlohmann-json, downloaded with apt and unpacked with dpkg -x into DIR.
+# scripts/device_check.sh OUT DIR builds against them there. Not pybind11:
+# the extension must use the one the machine's torch was built with (a pip
+# torch bundles it), or torch's classes are unknown to it.
 #
 #   scripts/device_deps.sh DIR     (default .device-deps, which git ignores)
 set -euo pipefail
@@ -15,7 +17,7 @@ packages=(
   coinor-libclp-dev coinor-libclp1 coinor-libcoinutils-dev coinor-libcoinutils3v5
   coinor-libosi-dev coinor-libosi1v5
   liblapack3 libblas3 libgfortran5 libquadmath0  # what libCoinUtils loads
-  nlohmann-json3-dev pybind11-dev
+  nlohmann-json3-dev
 )
 debs=$(mktemp -d)
 trap 'rm -rf "$debs"' EXIT

@@ -129,8 +129,6 @@ const char* OpName(c10d::ReduceOp::RedOpType op) {
   }
 }
 
-std::string Prefix(int rank) { return absl::StrFormat("grid backend, rank %d: ", rank); }
-
 // The options of Communicator::FromEnvironment, with torch's rank, size and
 // store: the fabric's configs are read from GRID_STORE (a grid-controller
 // filled it), and what the ranks write for each other goes through c10d.
@@ -176,9 +174,9 @@ ProcessGroupGrid::ProcessGroupGrid(const c10::intrusive_ptr<c10d::Store>& store,
                                    std::chrono::milliseconds timeout,
                                    c10::intrusive_ptr<BackendBase> fallback)
     : VersionedBackend(rank, size, std::move(fallback)), timeout_(timeout) {
-  TORCH_CHECK(fallback_, Prefix(rank), "no fallback process group");
+  TORCH_CHECK(fallback_, ErrorPrefix(rank), "no fallback process group");
   auto options = GridOptions(store, rank, size);
-  if (!options.ok()) throw std::runtime_error(Prefix(rank) + options.status().ToString());
+  if (!options.ok()) throw std::runtime_error(ErrorPrefix(rank) + options.status().ToString());
   // GRID_TIMEOUT_MS, where set, is GRID's timeout for every operation, the
   // fence included (OptionsFromEnvironment read it): a person sets it to
   // shorten GRID's waits below torch's (30 min by default), which also bound
@@ -189,7 +187,7 @@ ProcessGroupGrid::ProcessGroupGrid(const c10::intrusive_ptr<c10d::Store>& store,
     options->engine.timeout = absl::FromChrono(timeout);
   }
   auto comm = Communicator::Create(*std::move(options));
-  if (!comm.ok()) throw std::runtime_error(Prefix(rank) + comm.status().ToString());
+  if (!comm.ok()) throw std::runtime_error(ErrorPrefix(rank) + comm.status().ToString());
   comm_ = *std::move(comm);
   waiter_ = std::thread([this] { WaitLoop(); });
   init();
@@ -224,7 +222,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGrid::allreduce(std::vector<at::Tenso
         "%sallreduce of %d tensors: the grid backend takes one tensor per allreduce (c10d sums "
         "a list together, one tensor per device); all_reduce_coalesced reduces tensors each on "
         "its own",
-        Prefix(rank_), tensors.size()));
+        ErrorPrefix(rank_), tensors.size()));
   }
   return AllReduceOnGrid("allreduce", tensors, opts.reduceOp, opts.timeout);
 }
@@ -240,7 +238,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGrid::AllReduceOnGrid(
   const std::string what =
       absl::StrFormat("%s of %d tensor%s", op, tensors.size(), tensors.size() == 1 ? "" : "s");
   const auto fail = [&](const std::string& why) {
-    throw std::invalid_argument(Prefix(rank_) + what + ": " + why);
+    throw std::invalid_argument(ErrorPrefix(rank_) + what + ": " + why);
   };
   const auto red = static_cast<c10d::ReduceOp::RedOpType>(reduce_op);
   if (red != c10d::ReduceOp::SUM && red != c10d::ReduceOp::AVG) {
@@ -353,7 +351,7 @@ void ProcessGroupGrid::WaitLoop() {
     }
     if (!status.ok()) {
       error = std::make_exception_ptr(
-          std::runtime_error(Prefix(rank_) + p->what + ": " + status.ToString()));
+          std::runtime_error(ErrorPrefix(rank_) + p->what + ": " + status.ToString()));
     }
     p->work->End(error);
   }

@@ -41,8 +41,10 @@ using BackendBase = c10d::Backend;
 using BackendBase = c10d::ProcessGroup;
 #endif
 
-// What torch calls the base class in Python (module.cc binds ours under it).
-inline constexpr bool kTorchHasBackendClass = GRID_TORCH_VERSION >= 201;
+// How every error of the backend begins: it names the backend and the rank.
+inline std::string ErrorPrefix(int rank) {
+  return absl::StrFormat("grid backend, rank %d: ", rank);
+}
 
 // The base of ProcessGroupGrid: the fallback, and forwarding to it.
 class VersionedBackend : public BackendBase {
@@ -72,9 +74,8 @@ class VersionedBackend : public BackendBase {
   // falls back, so a measurement of GRID is never one of Gloo).
   c10::intrusive_ptr<c10d::Work> allreduce_sparse(std::vector<at::Tensor>& /*tensors*/,
                                                   const c10d::AllreduceOptions& /*opts*/) override {
-    throw std::invalid_argument(absl::StrFormat(
-        "grid backend, rank %d: allreduce of a sparse tensor: the switches add dense tensors",
-        rank_));
+    throw std::invalid_argument(ErrorPrefix(rank_) +
+                                "allreduce of a sparse tensor: the switches add dense tensors");
   }
 #endif
 
@@ -85,9 +86,9 @@ class VersionedBackend : public BackendBase {
   auto Forward(const char* op, F&& f) -> decltype(f()) {
     const auto again = [&](const char* why) {
       return std::runtime_error(absl::StrFormat(
-          "grid backend, rank %d: %s goes to the Gloo fallback (only allreduce runs on GRID; "
-          "docs/torch.md), which failed: %s",
-          rank_, op, why));
+          "%s%s goes to the Gloo fallback (only allreduce runs on GRID; docs/torch.md), which "
+          "failed: %s",
+          ErrorPrefix(rank_), op, why));
     };
     try {
       return f();

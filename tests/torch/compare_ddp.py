@@ -21,7 +21,7 @@ if a.get("buffers") and b.get("buffers"):
     top = max(abs(y) for y in b["buffers"])
     err = max(abs(x - y) for x, y in zip(a["buffers"], b["buffers"])) / max(top, 1e-12)
     buffers = f", buffer error {err:.3g} (relative to the largest statistic, not bounded)"
-print(f"{a['backend']} against {b['backend']}: {len(a['losses'])} steps, "
+print(f"{a.get('label', a['backend'])} against {b.get('label', b['backend'])}: {len(a['losses'])} steps, "
       f"{len(a['params'])} parameters; largest loss error {loss_err:.3g}, "
       f"parameter error {param_err:.3g} (relative to the largest parameter){buffers}; "
       f"mean step {a['step_ms']:.2f} ms against {b['step_ms']:.2f} ms")

@@ -152,6 +152,16 @@ else:
     check(raises(into_tensor, f"rank {rank}", "Gloo"), "all_gather_into_tensor raises (1.13)")
     check(raises(reduce_scatter, f"rank {rank}", "Gloo"), "reduce_scatter_tensor raises (1.13)")
 check(raises(lambda: dist.new_group(), "only the default process group"), "subgroup raises")
+# Subgroups on Gloo work beside the grid world: ranks 0 and 1 sum there,
+# and the others are not in it.
+pair = dist.new_group(ranks=[0, 1], backend="gloo")
+if rank in (0, 1):
+    t = torch.full((5,), float(rank + 1))
+    dist.all_reduce(t, group=pair)
+    check(torch.equal(t, torch.full((5,), 3.0)), "all_reduce in a gloo subgroup")
+t = ramp(100, torch.float32)
+dist.all_reduce(t)
+check(torch.equal(t.double(), expected(100, torch.float32)), "grid after a subgroup")
 
 # GRID's ranks met through torch's store, not a store of their own: every
 # rank's heartbeat is there, under the backend's prefix "grid" in the store

@@ -11,6 +11,7 @@
 #
 #   torch_test.sh TOOLS_DIR PYTHON_DIR dist     tests/torch/dist_check.py
 #   torch_test.sh TOOLS_DIR PYTHON_DIR ddp      examples/torch_ddp.py: the MLP, 50 steps
+#   torch_test.sh TOOLS_DIR PYTHON_DIR ddp_fp16 the MLP with DDP's fp16 compression hook
 #   torch_test.sh TOOLS_DIR PYTHON_DIR ddp_cnn  the CNN with BatchNorm, no_sync() and
 #                                               find_unused_parameters, 30 steps
 #   torch_test.sh TOOLS_DIR PYTHON_DIR compile  the MLP through torch.compile under DDP
@@ -74,6 +75,21 @@ case $what in
     GRID_TIMEOUT_MS=5000 run dist tests/torch/dist_check.py
     grep -E "^\[default[0-9]\]:rank [0-9]: (stats|GRID_TIMEOUT_MS)" "$work/dist.log" ;;
   ddp) against --activation=silu --steps=50 ;;
+  ddp_fp16)
+    # DDP's fp16 compression hook. GRID sums the float16 buckets exactly
+    # and rounds once; Gloo's ring adds in float16, rounding at every hop.
+    # So GRID is held to the exact sum (gloo with --fp16-hook=exact), and
+    # Gloo's own hook is reported beside it.
+    run ddp-grid examples/torch_ddp.py --backend=grid --activation=silu --steps=50 \
+      --fp16-hook --out="$work/grid.json"
+    run ddp-exact examples/torch_ddp.py --backend=gloo --activation=silu --steps=50 \
+      --fp16-hook=exact --out="$work/exact.json"
+    run ddp-gloo examples/torch_ddp.py --backend=gloo --activation=silu --steps=50 \
+      --fp16-hook --out="$work/gloo.json"
+    "$py" tests/torch/compare_ddp.py "$work/grid.json" "$work/exact.json" ||
+      fail "grid against the exact float16 sum"
+    echo "gloo's own fp16 hook, for comparison:"
+    "$py" tests/torch/compare_ddp.py "$work/gloo.json" "$work/exact.json" 1 ;;
   ddp_cnn) against --model=cnn --channels=16 --activation=silu --no-sync=2 --unused --steps=30 ;;
   compile) against --activation=silu --compile --steps=10 ;;
   fsdp)
